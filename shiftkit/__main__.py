@@ -1,0 +1,3 @@
+from shiftkit.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,232 @@
+"""The command line: a thin click layer over the modules that do the work."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from shiftkit import __version__, features, project, views
+from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError
+
+
+def _emit_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _claims(proj: project.Project) -> dict[str, Any]:
+    from shiftkit import claims
+
+    return claims.list_claims(proj.root)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="shiftkit")
+def cli() -> None:
+    """Long-running agent work in shifts, with the protocol enforced by git hooks.
+
+    Exit codes: 0 ok; 1 a check failed or the rules refuse; 2 usage or bad input;
+    3 the feature is claimed by someone else; 4 an internal error (a bug).
+    """
+
+
+@cli.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--data", "data_pairs", multiple=True, metavar="KEY=VALUE",
+              help="Answer a template question (repeatable).")
+@click.option("--defaults", is_flag=True, help="Use the default for every unanswered question.")
+@click.option("--features", "features_file", type=click.Path(path_type=Path),
+              help="Append this feature list (either format) after F000.")
+def new(directory: Path, data_pairs: tuple[str, ...], defaults: bool,
+        features_file: Path | None) -> int:
+    """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template)."""
+    from shiftkit import scaffold
+
+    data = scaffold.parse_data(data_pairs)
+    scaffold.new(directory, data, defaults=defaults, features_file=features_file)
+    return OK
+
+
+@cli.command(hidden=True)
+@click.option("--features-import", default="", help="Feature list to append after F000.")
+def bootstrap(features_import: str) -> int:
+    """The template's task: git init, import, install hooks, first commit."""
+    from shiftkit import scaffold
+
+    scaffold.bootstrap(Path.cwd(), features_import)
+    return OK
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+def validate(path: Path | None) -> int:
+    """Check the feature list (or PATH) against the packaged schema."""
+    if path is None:
+        proj = project.find()
+        feature_list = project.read_features(proj)
+        name = proj.config.features
+    else:
+        text = project.read_text(path, str(path), "give the path of a feature list")
+        feature_list = features.loads(text, str(path))
+        name = str(path)
+    click.echo(f"{name}: valid, {len(feature_list.features)} features")
+    return OK
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(as_json: bool) -> int:
+    """Counts, a progress bar, and the blocked and claimed features."""
+    proj = project.find()
+    feature_list = project.read_features(proj)
+    data = views.status_data(feature_list, _claims(proj))
+    if as_json:
+        _emit_json(data)
+    else:
+        click.echo(views.status_text(data, terminal=sys.stdout.isatty()))
+    return OK
+
+
+@cli.command("next")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def next_(as_json: bool) -> int:
+    """The feature the protocol picks now."""
+    proj = project.find()
+    feature_list = project.read_features(proj)
+    claimed = _claims(proj)
+    chosen = features.next_feature(feature_list, claimed)
+    all_pass = bool(feature_list.features) and all(f.passes for f in feature_list.features)
+    if as_json:
+        _emit_json({
+            "next": features.feature_to_dict(chosen) if chosen else None,
+            "all_pass": all_pass,
+        })
+    elif chosen is not None:
+        click.echo(views.feature_text(chosen, proj.config.verify))
+    elif all_pass:
+        click.echo(features.all_pass_message(feature_list))
+    else:
+        c = features.counts(feature_list, claimed)
+        click.echo(
+            f"no feature can be picked: {c.open} open ({c.claimed} claimed, the rest waiting "
+            f"on dependencies), {c.blocked} blocked — a person must unblock or finish them"
+        )
+    if chosen is None and not all_pass:
+        return REFUSED
+    return OK
+
+
+@cli.command()
+@click.argument("feature_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def show(feature_id: str, as_json: bool) -> int:
+    """One feature in full."""
+    proj = project.find()
+    feature_list = project.read_features(proj)
+    feature = require_feature(feature_list, feature_id, proj.config.features)
+    if as_json:
+        _emit_json(features.feature_to_dict(feature))
+    else:
+        click.echo(views.feature_text(feature, proj.config.verify))
+    return OK
+
+
+def require_feature(feature_list: features.FeatureList, feature_id: str, source: str) -> features.Feature:
+    feature = feature_list.get(feature_id)
+    if feature is None:
+        ids = [f.id for f in feature_list.features]
+        known = f"{ids[0]}..{ids[-1]}" if ids else "no features"
+        raise BadInput(f"unknown feature id {feature_id!r} ({source} has {known})")
+    return feature
+
+
+@cli.command()
+@click.option("--id", "feature_id", help="The new feature's id (default: the next free F number).")
+@click.option("--description", required=True, help="What works when this feature passes.")
+@click.option("--step", "steps", multiple=True, required=True, help="A test step (repeatable).")
+@click.option("--verify", "verify_cmd", help="Shell command that exits 0 when the feature works.")
+@click.option("--category", default="functional", show_default=True)
+@click.option("--core", is_flag=True, help="Re-verify this feature first at every start.")
+@click.option("--depends-on", "depends_on", multiple=True, help="An id this feature needs (repeatable).")
+def add(feature_id: str | None, description: str, steps: tuple[str, ...], verify_cmd: str | None,
+        category: str, core: bool, depends_on: tuple[str, ...]) -> int:
+    """Append a feature to the list (the only change to definitions allowed)."""
+    proj = project.find()
+    feature_list = project.read_features(proj)
+    new_id = feature_id or features.next_free_id(feature_list)
+    if feature_list.get(new_id) is not None:
+        raise BadInput(f"--id {new_id!r}: already used in {proj.config.features}; pick another id")
+    feature = features.Feature(
+        id=new_id, category=category, description=description, steps=steps,
+        verify=verify_cmd, core=core, depends_on=depends_on,
+    )
+    text = features.dumps(feature_list.append(feature))
+    try:
+        checked = features.loads(text, proj.config.features)
+    except BadInput as exc:
+        raise BadInput(f"the new feature is invalid: {exc.message}") from None
+    project.write_features(proj, checked)
+    click.echo(f"added {new_id}: {description}")
+    return OK
+
+
+@cli.command("import")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("-o", "--output", type=click.Path(path_type=Path),
+              help="Write the converted list here instead of standard output.")
+def import_(source: Path, output: Path | None) -> int:
+    """Convert a feature list (legacy bare array or current) to the current format."""
+    from shiftkit import scaffold
+    from shiftkit.atomic import atomic_write
+
+    text = features.dumps(scaffold.read_import(source))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        atomic_write(output, text)
+        click.echo(f"wrote {output}", err=True)
+    return OK
+
+
+@cli.command()
+@click.argument("directory", required=False, type=click.Path(path_type=Path))
+def demo(directory: Path | None) -> int:
+    """Scaffold a sample project and show its status."""
+    from shiftkit import demo as demo_mod
+
+    return demo_mod.run(directory)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook(args: tuple[str, ...]) -> int:
+    """Git hooks: `hook pre-commit`, `hook commit-msg FILE`."""
+    from shiftkit import hooks
+
+    return hooks.main(list(args))
+
+
+def main(argv: list[str]) -> int:
+    try:
+        result = cli.main(argv, prog_name="shiftkit", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx else str(exc))
+        return OK
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
+        print(f"shiftkit: {exc.format_message()}{where}", file=sys.stderr)
+        return USAGE
+    except click.exceptions.Abort:
+        print("shiftkit: aborted", file=sys.stderr)
+        return REFUSED
+    except click.ClickException as exc:
+        print(f"shiftkit: {exc.format_message()}", file=sys.stderr)
+        return exc.exit_code
+    except ShiftkitError:
+        raise
+    if isinstance(result, int):
+        return result
+    return OK

@@ -1,0 +1,35 @@
+"""The one exception type every user-facing failure goes through, and its exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+OK = 0
+REFUSED = 1  # a check failed or the rules refuse the action
+USAGE = 2  # bad arguments or bad input files
+CLAIM_HELD = 3  # the feature is claimed by someone else
+INTERNAL = 4  # a bug in shiftkit: never expected, always reported
+
+
+class ShiftkitError(Exception):
+    """A failure the user can act on: one line of text and an exit code."""
+
+    def __init__(self, message: str, exit_code: int = USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+class Refused(ShiftkitError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, REFUSED)
+
+
+class BadInput(ShiftkitError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, USAGE)
+
+
+def report(exc: ShiftkitError) -> int:
+    print(f"shiftkit: {exc.message}", file=sys.stderr)
+    return exc.exit_code

@@ -1,0 +1,38 @@
+"""The console entry point: hooks take a fast path that never imports click."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from shiftkit.errors import INTERNAL, ShiftkitError, report
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        if args[:1] == ["hook"]:
+            from shiftkit import hooks
+
+            return hooks.main(args[1:])
+        from shiftkit import cli
+
+        return cli.main(args)
+    except ShiftkitError as exc:
+        return report(exc)
+    except KeyboardInterrupt:
+        print("shiftkit: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: say so in one line, traceback only on request
+        if os.environ.get("SHIFTKIT_DEBUG"):
+            raise
+        print(
+            f"shiftkit: internal error: {type(exc).__name__}: {exc} "
+            f"(a bug; rerun with SHIFTKIT_DEBUG=1 for the traceback and report it)",
+            file=sys.stderr,
+        )
+        return INTERNAL
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

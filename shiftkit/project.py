@@ -1,0 +1,63 @@
+"""Locating a shiftkit project and reading or writing its files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from shiftkit import config as config_mod
+from shiftkit import features, gitio
+from shiftkit.atomic import atomic_write
+from shiftkit.errors import BadInput
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    config: config_mod.Config
+
+    @property
+    def features_path(self) -> Path:
+        return self.root / self.config.features
+
+    @property
+    def progress_path(self) -> Path:
+        return self.root / self.config.progress
+
+    @property
+    def archive_path(self) -> Path:
+        return self.root / self.config.log.archive
+
+    @property
+    def decisions_path(self) -> Path:
+        return self.root / self.config.decisions
+
+
+def find(cwd: Path | str | None = None) -> Project:
+    root = gitio.toplevel(cwd)
+    return Project(root=root, config=config_mod.load(root))
+
+
+def read_text(path: Path, name: str, hint: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{name}: file not found; {hint}") from None
+    except UnicodeDecodeError:
+        raise BadInput(f"{name}: not UTF-8 text") from None
+    except IsADirectoryError:
+        raise BadInput(f"{name}: is a directory, expected a file") from None
+
+
+def read_features(project: Project) -> features.FeatureList:
+    name = project.config.features
+    text = read_text(
+        project.features_path,
+        name,
+        "scaffold a project with `shiftkit new DIR` or set 'shiftkit.features' in .shiftkit.toml",
+    )
+    return features.loads(text, name)
+
+
+def write_features(project: Project, feature_list: features.FeatureList) -> None:
+    atomic_write(project.features_path, features.dumps(feature_list))

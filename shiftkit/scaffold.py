@@ -1,0 +1,186 @@
+"""`shiftkit new` (copier with the bundled template) and the template's bootstrap task."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from shiftkit import config as config_mod
+from shiftkit import features, gitio
+from shiftkit.atomic import atomic_write
+from shiftkit.errors import BadInput, Refused
+from shiftkit.resources import template_root
+
+FIRST_COMMIT_SUBJECT = "Scaffold the project with shiftkit"
+
+
+def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``--data KEY=VALUE`` pairs, checked against the template's questions."""
+    questions = question_names()
+    data: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise BadInput(f"--data {pair!r}: expected KEY=VALUE, e.g. --data project_name=todo")
+        if key not in questions:
+            raise BadInput(
+                f"--data {pair!r}: unknown question {key!r}; "
+                f"known: {', '.join(sorted(questions))}"
+            )
+        data[key] = value
+    return data
+
+
+def question_names() -> set[str]:
+    import yaml
+
+    spec = yaml.safe_load((template_root() / "copier.yml").read_text(encoding="utf-8"))
+    return {key for key in spec if not key.startswith("_")}
+
+
+def new(
+    destination: Path,
+    data: dict[str, str],
+    *,
+    defaults: bool,
+    features_file: Path | None = None,
+    quiet: bool = False,
+) -> None:
+    destination = destination.resolve()
+    if destination.exists() and not destination.is_dir():
+        raise BadInput(f"{destination}: exists and is not a directory")
+    if destination.is_dir():
+        _refuse_dirty_repository(destination)
+    if features_file is not None:
+        # Fail on a bad list before anything is written.
+        read_import(features_file)
+        data = {**data, "features_import": str(features_file.resolve())}
+    if not defaults and not sys.stdin.isatty():
+        raise BadInput(
+            "no terminal to ask the template's questions on; "
+            "pass --defaults (with --data KEY=VALUE for the answers you want)"
+        )
+    import copier
+
+    try:
+        copier.run_copy(
+            str(template_root()),
+            destination,
+            data=data,
+            defaults=defaults,
+            unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
+            quiet=quiet,
+        )
+    except copier.errors.TaskError as exc:
+        raise Refused(f"the template's setup task failed (exit {exc.returncode}); see above") from None
+    except (copier.errors.CopierError, ValueError) as exc:
+        message = " ".join(str(exc).split())
+        raise BadInput(f"template answers: {message}") from None
+
+
+def _refuse_dirty_repository(destination: Path) -> None:
+    proc = gitio.run(["rev-parse", "--show-toplevel"], destination, check=False)
+    if proc.returncode != 0 or Path(proc.stdout.strip()).resolve() != destination:
+        return
+    dirty = gitio.status_lines(destination)
+    if dirty:
+        raise Refused(
+            f"{destination}: the work tree has uncommitted changes ({dirty[0][3:]} ...); "
+            f"commit or stash them before scaffolding"
+        )
+
+
+def read_import(path: Path) -> features.FeatureList:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{path}: file not found") from None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise BadInput(f"{path}: not a UTF-8 text file") from None
+    return features.loads_any(text, str(path))
+
+
+def extend(base: features.FeatureList, extra: features.FeatureList, source: str) -> features.FeatureList:
+    """Append ``extra`` after ``base``; ids must not clash."""
+    for feature in extra.features:
+        if base.get(feature.id) is not None:
+            raise BadInput(f"{source}: id {feature.id!r} is already used in the feature list")
+    combined = features.FeatureList(base.features + extra.features, base.schema_ref)
+    # The round trip re-checks ids and dependencies across both lists.
+    return features.loads(features.dumps(combined), source)
+
+
+# -- the template's task -------------------------------------------------------------------
+
+
+def template_paths(cfg: config_mod.Config) -> set[str]:
+    """The files a scaffold is made of, as paths relative to its root."""
+    base = template_root() / "template"
+    paths = {".copier-answers.yml"}
+    for path in base.rglob("*"):
+        if path.is_dir():
+            continue
+        relative = path.relative_to(base).as_posix()
+        relative = relative.replace("{{ progress_file }}", cfg.progress)
+        relative = relative.replace("{{ _copier_conf.answers_file }}", ".copier-answers.yml")
+        if "{%" in relative:
+            continue
+        paths.add(relative.removesuffix(".jinja"))
+    return paths
+
+
+def bootstrap(destination: Path, features_import: str = "") -> None:
+    """git init when needed, import features, install the hooks, make the scaffold's commit."""
+    destination = destination.resolve()
+    proc = gitio.run(["rev-parse", "--show-toplevel"], destination, check=False)
+    fresh = proc.returncode != 0 or Path(proc.stdout.strip()).resolve() != destination
+    if fresh:
+        gitio.run(["init", "-q"], destination)
+    cfg = config_mod.load(destination)
+    has_history = gitio.head_oid(destination) is not None
+    if has_history:
+        ours = template_paths(cfg)
+        foreign = [line[3:] for line in gitio.status_lines(destination) if line[3:] not in ours]
+        if foreign:
+            raise Refused(
+                f"{destination}: uncommitted changes outside the scaffold ({foreign[0]} ...); "
+                f"commit or stash them, then run `shiftkit bootstrap` here"
+            )
+    init_script = destination / "init.sh"
+    if init_script.exists():
+        init_script.chmod(init_script.stat().st_mode | 0o111)
+    if features_import:
+        features_path = destination / cfg.features
+        current = features.loads(features_path.read_text(encoding="utf-8"), cfg.features)
+        combined = extend(current, read_import(Path(features_import)), features_import)
+        atomic_write(features_path, features.dumps(combined))
+    if has_history:
+        paths = sorted(p for p in template_paths(cfg) if (destination / p).exists())
+        gitio.run(["add", "--", *paths], destination)
+    else:
+        gitio.run(["add", "-A"], destination)
+    install_pre_commit(destination)
+    commit = subprocess.run(
+        ["git", "commit", "-q", "-m", FIRST_COMMIT_SUBJECT],
+        cwd=destination,
+    )
+    if commit.returncode != 0:
+        raise Refused("the scaffold's first commit was refused (see the hook output above)")
+
+
+def install_pre_commit(root: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        detail = (proc.stdout + proc.stderr).strip().splitlines()
+        raise Refused(
+            f"`pre-commit install` failed: {detail[-1] if detail else proc.returncode}; "
+            f"is the pre-commit package installed next to shiftkit?"
+        )
+

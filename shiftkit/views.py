@@ -1,0 +1,88 @@
+"""Plain-text and JSON renderings of the feature list. Pure: values in, text out."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from shiftkit import features
+from shiftkit.claims import Claim
+
+BAR_WIDTH = 30
+
+
+def progress_bar(passing: int, total: int) -> str:
+    filled = round(BAR_WIDTH * passing / total) if total else 0
+    percent = round(100 * passing / total) if total else 0
+    return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {passing}/{total} passing ({percent}%)"
+
+
+def status_data(
+    feature_list: features.FeatureList, claims: Mapping[str, Claim]
+) -> dict[str, Any]:
+    c = features.counts(feature_list, claims)
+    upcoming = features.next_feature(feature_list, claims)
+    return {
+        "total": c.total,
+        "passing": c.passing,
+        "open": c.open,
+        "blocked": c.blocked,
+        "claimed": c.claimed,
+        "next": upcoming.id if upcoming else None,
+        "all_pass": c.total > 0 and c.passing == c.total,
+        "blocked_features": [
+            {"id": f.id, "reason": f.blocked.reason, "since": f.blocked.since}
+            for f in feature_list.features
+            if f.blocked is not None and not f.passes
+        ],
+        "claimed_features": [
+            {"id": claim.feature, **claim.record} for claim in claims.values()
+        ],
+    }
+
+
+def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
+    if terminal:
+        head = progress_bar(data["passing"], data["total"])
+    else:
+        head = f"{data['passing']}/{data['total']} passing"
+    lines = [
+        head,
+        f"open {data['open']}, blocked {data['blocked']}, claimed {data['claimed']}",
+    ]
+    if data["all_pass"]:
+        lines.append(f"all {data['total']} features pass — nothing to do")
+    elif data["next"]:
+        lines.append(f"next: {data['next']}")
+    if data["blocked_features"]:
+        lines.append("blocked:")
+        lines += [f"  {b['id']}  {b['reason']} (since {b['since']})" for b in data["blocked_features"]]
+    if data["claimed_features"]:
+        lines.append("claimed:")
+        lines += [
+            f"  {c['id']}  session {c.get('session', '?')} in {c.get('worktree', '?')} "
+            f"since {c.get('taken', '?')}"
+            for c in data["claimed_features"]
+        ]
+    return "\n".join(lines)
+
+
+def feature_text(feature: features.Feature, project_verify: str = "") -> str:
+    verifier = features.effective_verify(feature, project_verify)
+    if feature.verify is None and verifier:
+        verify_line = f"{verifier}  (project-wide)"
+    else:
+        verify_line = verifier or "(none: this feature cannot become passing)"
+    state = "passing" if feature.passes else ("blocked" if feature.blocked else "open")
+    lines = [
+        f"{feature.id}  {feature.description}",
+        f"  category: {feature.category}{'  (core)' if feature.core else ''}",
+        f"  status: {state}, attempts {feature.attempts}",
+    ]
+    if feature.blocked is not None:
+        lines.append(f"  blocked: {feature.blocked.reason} (since {feature.blocked.since})")
+    if feature.depends_on:
+        lines.append(f"  depends on: {', '.join(feature.depends_on)}")
+    lines.append(f"  verify: {verify_line}")
+    lines.append("  steps:")
+    lines += [f"    {n}. {step}" for n, step in enumerate(feature.steps, 1)]
+    return "\n".join(lines)
