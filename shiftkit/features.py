@@ -6,6 +6,7 @@ Pure functions over text and values; the callers do the reading and writing.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -103,9 +104,14 @@ def schema_errors(document: Any) -> str | None:
     return f"{error.json_path}: {error.message}"
 
 
-def check_document(document: Any, source: str) -> None:
-    """Rule 1: valid against the packaged schema, ids unique, dependencies known."""
-    problem = schema_errors(document)
+def check_document(document: Any, source: str, trusted: Sequence[Any] | None = None) -> None:
+    """Rule 1: valid against the packaged schema, ids unique, dependencies known.
+
+    ``trusted`` is the feature items of a list already known to be valid (HEAD's, when it
+    was validated before): items identical to the one at the same position are not
+    validated again, which keeps the common commit of a large list fast.
+    """
+    problem = _schema_problem(document, trusted)
     if problem is not None:
         raise BadInput(f"{source}: {problem}")
     seen: dict[str, int] = {}
@@ -128,6 +134,36 @@ def check_document(document: Any, source: str) -> None:
                     f"{source}: $.features[{index}].depends_on[{position}]: "
                     f"a feature cannot depend on itself"
                 )
+
+
+def _schema_problem(document: Any, trusted: Sequence[Any] | None) -> str | None:
+    items = document.get("features") if isinstance(document, dict) else None
+    if trusted is None or not isinstance(items, list):
+        return schema_errors(document)
+    changed = [
+        index
+        for index, item in enumerate(items)
+        if index >= len(trusted) or not same_json(item, trusted[index])
+    ]
+    problem = schema_errors({**document, "features": [items[i] for i in changed]})
+    if problem is None:
+        return None
+    return re.sub(
+        r"^\$\.features\[(\d+)\]",
+        lambda match: f"$.features[{changed[int(match.group(1))]}]",
+        problem,
+    )
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Equality that tells ``true`` from ``1`` (Python's ``==`` does not)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    return bool(a == b)
 
 
 def feature_from_dict(item: Mapping[str, Any]) -> Feature:
@@ -155,7 +191,9 @@ def from_document(document: Mapping[str, Any]) -> FeatureList:
     )
 
 
-def loads(text: str, source: str = "features.json") -> FeatureList:
+def loads(
+    text: str, source: str = "features.json", trusted: Sequence[Any] | None = None
+) -> FeatureList:
     """Parse and fully check a feature list in the current format."""
     document = parse_json(text, source)
     if isinstance(document, list):
@@ -163,7 +201,7 @@ def loads(text: str, source: str = "features.json") -> FeatureList:
             f"{source}: this is the legacy bare-array format; "
             f"convert it with `shiftkit import {source}`"
         )
-    check_document(document, source)
+    check_document(document, source, trusted)
     return from_document(document)
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from shiftkit.errors import BadInput, ShiftkitError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO_OID = "0" * 40
@@ -60,6 +62,8 @@ def out(args: Sequence[str], cwd: Path | str | None = None, **kwargs: object) ->
 
 
 def toplevel(cwd: Path | str | None = None) -> Path:
+    from pathlib import Path
+
     where = Path(cwd or os.getcwd()).resolve()
     proc = run(["rev-parse", "--show-toplevel"], where, check=False)
     if proc.returncode != 0 or not proc.stdout.strip():
@@ -72,10 +76,14 @@ def toplevel(cwd: Path | str | None = None) -> Path:
 
 def git_dir(cwd: Path) -> Path:
     """This worktree's own git dir (private per linked worktree)."""
+    from pathlib import Path
+
     return Path(out(["rev-parse", "--absolute-git-dir"], cwd).strip())
 
 
 def common_dir(cwd: Path) -> Path:
+    from pathlib import Path
+
     path = Path(out(["rev-parse", "--git-common-dir"], cwd).strip())
     return path if path.is_absolute() else (cwd / path).resolve()
 
@@ -124,3 +132,11 @@ def refs(cwd: Path, prefix: str) -> dict[str, str]:
         name, _, oid = line.partition(" ")
         result[name] = oid
     return result
+
+
+def has_identity(cwd: Path) -> bool:
+    """Whether git can name an author and committer here (config or environment)."""
+    return (
+        run(["var", "GIT_AUTHOR_IDENT"], cwd, check=False).returncode == 0
+        and run(["var", "GIT_COMMITTER_IDENT"], cwd, check=False).returncode == 0
+    )

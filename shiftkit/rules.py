@@ -7,10 +7,10 @@ Each returns a list of violations, empty when the change is acceptable.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from shiftkit import features
-from shiftkit.errors import BadInput
+if TYPE_CHECKING:
+    from shiftkit import features
 
 MAX_SUBJECT = 72
 GENERIC_SUBJECTS = frozenset(
@@ -22,8 +22,7 @@ GENERIC_SUBJECTS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Violation:
+class Violation(NamedTuple):
     rule: int
     message: str
     feature: str | None = None
@@ -33,15 +32,32 @@ class Violation:
         return f"rule {self.rule}{about}: {self.message}"
 
 
-def check_list(text: str | None, source: str) -> tuple[features.FeatureList | None, list[Violation]]:
+def trusted_items(text: str | None) -> list[Any] | None:
+    """The feature items of a list known to be valid, for incremental validation."""
+    import json
+
+    try:
+        document = json.loads(text) if text is not None else None
+    except json.JSONDecodeError:
+        return None
+    items = document.get("features") if isinstance(document, dict) else None
+    return items if isinstance(items, list) else None
+
+
+def check_list(
+    text: str | None, source: str, trusted: Sequence[Any] | None = None
+) -> tuple[features.FeatureList | None, list[Violation]]:
     """Rule 1: the list parses, validates against the packaged schema, ids are unique."""
+    from shiftkit import features
+    from shiftkit.errors import BadInput
+
     if text is None:
         return None, [
             Violation(1, f"{source} is missing from the commit; restore it with "
                          f"`git checkout HEAD -- {source}`")
         ]  # fmt: skip
     try:
-        return features.loads(text, source), []
+        return features.loads(text, source, trusted), []
     except BadInput as exc:
         return None, [Violation(1, f"{exc.message}; fix the file and commit again")]
 

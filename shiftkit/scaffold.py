@@ -62,17 +62,26 @@ def new(
             "no terminal to ask the template's questions on; "
             "pass --defaults (with --data KEY=VALUE for the answers you want)"
         )
+    import warnings
+
     import copier
 
+    source = template_root()
+    # In a checkout the template is a git repository: use its working state (HEAD plus
+    # uncommitted changes), which is the code that is running, not the newest tag.
+    vcs_ref = "HEAD" if (source / ".git").exists() else None
     try:
-        copier.run_copy(
-            str(template_root()),
-            destination,
-            data=data,
-            defaults=defaults,
-            unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
-            quiet=quiet,
-        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
+            copier.run_copy(
+                str(source),
+                destination,
+                data=data,
+                defaults=defaults,
+                vcs_ref=vcs_ref,
+                unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
+                quiet=quiet,
+            )
     except copier.errors.TaskError as exc:
         raise Refused(f"the template's setup task failed (exit {exc.returncode}); see above") from None
     except (copier.errors.CopierError, ValueError) as exc:
@@ -162,6 +171,12 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     else:
         gitio.run(["add", "-A"], destination)
     install_pre_commit(destination)
+    if not gitio.has_identity(destination):
+        raise Refused(
+            "git does not know who you are, so the first commit cannot be made; run "
+            "`git config --global user.name NAME` and `git config --global user.email EMAIL`, "
+            "then `shiftkit bootstrap` in the project"
+        )
     commit = subprocess.run(
         ["git", "commit", "-q", "-m", FIRST_COMMIT_SUBJECT],
         cwd=destination,

@@ -1,0 +1,75 @@
+"""Helpers shared by the benchmarks: a scratch project, side-by-side timing, medians."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Bench",
+    "GIT_AUTHOR_EMAIL": "bench@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "Bench",
+    "GIT_COMMITTER_EMAIL": "bench@shiftkit.invalid",
+}
+
+
+def bench_env(home: Path) -> dict[str, str]:
+    config = home / "gitconfig"
+    config.write_text("[init]\n\tdefaultBranch = main\n")
+    return {
+        **os.environ,
+        **IDENTITY,
+        "GIT_CONFIG_GLOBAL": str(config),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
+def scratch() -> Path:
+    return Path(tempfile.mkdtemp(prefix="shiftkit-bench-"))
+
+
+def sh(args: Sequence[str], cwd: Path, env: dict[str, str]) -> str:
+    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench setup failed: {' '.join(args)}\n{proc.stdout}{proc.stderr}")
+    return proc.stdout
+
+
+def time_once(action: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    action()
+    return time.perf_counter() - start
+
+
+def side_by_side(actions: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
+    """Median seconds of each action, run interleaved round by round so noise hits all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in actions}
+    for action in actions.values():  # warm the file cache
+        action()
+    for _ in range(rounds):
+        for name, action in actions.items():
+            samples[name].append(time_once(action))
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def make_features(n: int) -> str:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftkit import features
+
+    items = tuple(
+        features.Feature(
+            id=f"F{i:04d}", category="functional", description=f"Feature {i} works end to end",
+            steps=(f"Open screen {i}", "Do the thing", "See the result"),
+            verify=f"pytest -q tests/test_f{i}.py", passes=i < n // 2,
+        )
+        for i in range(n)
+    )
+    return features.dumps(features.FeatureList(items))

@@ -1,0 +1,43 @@
+"""shiftkit's local state in the git dir: caches and records that are never committed.
+
+Repository-wide state (keyed by content: validated blobs, passing trees, verification
+times) lives in the common git dir, shared by all worktrees; a worktree's own state (its
+claim, its start check) lives in that worktree's git dir.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from shiftkit.atomic import atomic_write
+
+STATE_DIR = "shiftkit"
+
+
+def repo_state(common_dir: Path) -> Path:
+    return common_dir / STATE_DIR
+
+
+def worktree_state(git_dir: Path) -> Path:
+    return git_dir / STATE_DIR
+
+
+def is_validated(common_dir: Path, blob: str) -> bool:
+    return (repo_state(common_dir) / "validated" / blob).exists()
+
+
+def mark_validated(common_dir: Path, blob: str) -> None:
+    atomic_write(repo_state(common_dir) / "validated" / blob, "")
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+def write_json(path: Path, value: Any) -> None:
+    atomic_write(path, json.dumps(value, indent=2, sort_keys=True) + "\n")

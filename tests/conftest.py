@@ -1,0 +1,139 @@
+"""Fixtures: an isolated git identity and config, the real template, real scaffolds."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BIN_DIR = Path(sys.executable).parent
+
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "Shift Tester",
+    "GIT_AUTHOR_EMAIL": "tester@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "Shift Tester",
+    "GIT_COMMITTER_EMAIL": "tester@shiftkit.invalid",
+}
+
+
+@pytest.fixture(scope="session")
+def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    (home / "gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
+        "[protocol \"file\"]\n\tallow = always\n"
+    )
+    return home
+
+
+@pytest.fixture(autouse=True)
+def git_environment(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+    for key, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(isolated_home / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(isolated_home / "pre-commit"))
+    monkeypatch.setenv("PATH", f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("SHIFTKIT_DEBUG", raising=False)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def output(self) -> str:
+        return self.stdout + self.stderr
+
+
+def run(args: list[str], cwd: Path, *, input: str | None = None,
+        env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+    proc = subprocess.run(
+        args, cwd=cwd, input=input, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def shiftkit(cwd: Path, *args: str, input: str | None = None,
+             env: dict[str, str] | None = None) -> Result:
+    return run(["shiftkit", *args], cwd, input=input, env=env)
+
+
+def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Result:
+    return run(["git", *args], cwd, env=env)
+
+
+def git_ok(cwd: Path, *args: str) -> str:
+    result = git(cwd, *args)
+    assert result.returncode == 0, result.output
+    return result.stdout
+
+
+def snapshot_repository(destination: Path) -> Path:
+    """This repository's current files (committed or not) as a fresh git repo."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+    ).stdout
+    for name in filter(None, listing.split("\0")):
+        source = REPO_ROOT / name
+        if not source.exists():
+            continue
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    git_ok(destination, "init", "-q")
+    git_ok(destination, "add", "-A")
+    git_ok(destination, "commit", "-q", "-m", "snapshot of shiftkit")
+    return destination
+
+
+@pytest.fixture(scope="session")
+def template_repo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Iterator[Path]:
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in GIT_IDENTITY.items():
+            mp.setenv(key, value)
+        mp.setenv("GIT_CONFIG_GLOBAL", str(isolated_home / "gitconfig"))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        yield snapshot_repository(tmp_path_factory.mktemp("shiftkit-src"))
+
+
+@pytest.fixture(scope="session")
+def pristine_scaffold(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Path:
+    """One real `shiftkit new --defaults`; tests get copies of it."""
+    target = tmp_path_factory.mktemp("pristine") / "demo-project"
+    env = {
+        **GIT_IDENTITY,
+        "GIT_CONFIG_GLOBAL": str(isolated_home / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PRE_COMMIT_HOME": str(isolated_home / "pre-commit"),
+        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = run(["shiftkit", "new", str(target), "--defaults"], target.parent, env=env)
+    assert result.returncode == 0, result.output
+    return target
+
+
+@pytest.fixture
+def scaffold(pristine_scaffold: Path, tmp_path: Path) -> Path:
+    target = tmp_path / pristine_scaffold.name
+    shutil.copytree(pristine_scaffold, target, symlinks=True)
+    return target
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path

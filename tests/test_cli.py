@@ -1,0 +1,172 @@
+"""The commands, run as a user runs them: a real process in a real scaffold."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import git_ok, shiftkit, write
+from shiftkit import features
+
+
+def add_features(project: Path, n: int) -> None:
+    for i in range(n):
+        result = shiftkit(project, "add", "--description", f"Feature {i + 1}", "--step", "do it",
+                          "--verify", "true")
+        assert result.returncode == 0, result.output
+
+
+def test_status_next_show_on_a_fresh_scaffold(scaffold: Path) -> None:
+    add_features(scaffold, 3)
+    status = shiftkit(scaffold, "status")
+    assert status.returncode == 0
+    assert status.stdout.splitlines()[0] == "0/4 passing"  # plain when piped
+    data = json.loads(shiftkit(scaffold, "status", "--json").stdout)
+    assert (data["total"], data["open"], data["next"]) == (4, 4, "F000")
+    nxt = shiftkit(scaffold, "next")
+    assert nxt.returncode == 0 and nxt.stdout.startswith("F000  The environment builds")
+    assert json.loads(shiftkit(scaffold, "next", "--json").stdout)["next"]["id"] == "F000"
+    shown = shiftkit(scaffold, "show", "F002")
+    assert "Feature 2" in shown.stdout and "verify: true" in shown.stdout
+    assert json.loads(shiftkit(scaffold, "show", "F002", "--json").stdout)["id"] == "F002"
+
+
+def test_all_pass_says_nothing_to_do(scaffold: Path) -> None:
+    path = scaffold / "features.json"
+    path.write_text(path.read_text().replace('"passes": false', '"passes": true'))
+    for args in (["next"], ["status"]):
+        result = shiftkit(scaffold, *args)
+        assert result.returncode == 0
+        assert "all 1 features pass — nothing to do" in result.stdout
+    assert json.loads(shiftkit(scaffold, "status", "--json").stdout)["all_pass"] is True
+
+
+def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
+    add_features(scaffold, 2)
+    path = scaffold / "features.json"
+    listing = features.loads(path.read_text())
+    blocked = features.Blocked("verifier times out", "2026-11-29T10:00:00Z", 3)
+    from dataclasses import replace
+    listing = listing.replace_feature(replace(listing.features[1], blocked=blocked, attempts=3))
+    path.write_text(features.dumps(listing))
+    empty_tree = git_ok(scaffold, "hash-object", "-t", "tree", "/dev/null").strip()
+    record = json.dumps({"feature": "F002", "session": "s-1", "worktree": "/elsewhere"})
+    oid = git_ok(scaffold, "commit-tree", empty_tree, "-m", record).strip()
+    git_ok(scaffold, "update-ref", "refs/shiftkit/claims/F002", oid)
+    text = shiftkit(scaffold, "status").stdout
+    assert "blocked:\n  F001  verifier times out" in text
+    assert "claimed:\n  F002  session s-1 in /elsewhere" in text
+    assert "next: F000" in text
+
+
+def test_import_converts_legacy_to_stdout_and_file(tmp_path: Path) -> None:
+    legacy = write(tmp_path / "legacy.json", json.dumps([
+        {"category": "functional", "description": "A", "steps": ["s"], "passes": True},
+        {"category": "functional", "description": "B", "steps": ["s"], "passes": False},
+    ]))
+    result = shiftkit(tmp_path, "import", str(legacy))
+    assert result.returncode == 0, result.output
+    converted = features.loads(result.stdout)
+    assert [(f.id, f.passes) for f in converted.features] == [("F001", True), ("F002", False)]
+    out = tmp_path / "features.json"
+    assert shiftkit(tmp_path, "import", str(legacy), "-o", str(out)).returncode == 0
+    assert out.read_text() == result.stdout
+
+
+def test_validate_path_and_project(scaffold: Path) -> None:
+    assert shiftkit(scaffold, "validate").stdout.strip() == "features.json: valid, 1 features"
+    assert shiftkit(scaffold, "validate", "features.json").returncode == 0
+
+
+def _break_features(project: Path, old: str, new: str) -> None:
+    path = project / "features.json"
+    path.write_text(path.read_text().replace(old, new, 1))
+
+
+BAD_INPUT = [
+    # (setup, args, exit code, expected fragment of the one line)
+    ("malformed_json", ["status"], 2, "features.json: invalid JSON at line 3 column"),
+    ("wrong_type", ["next"], 2, "features.json: $.features[0].passes: 'no' is not of type 'boolean'"),
+    ("missing_field", ["validate"], 2, "$.features[0]: 'description' is a required property"),
+    ("duplicate_id", ["status"], 2, "duplicate id 'F000'"),
+    ("unknown_config_key", ["status"], 2, ".shiftkit.toml: unknown key 'shiftkit.max_attempt' (did you mean 'shiftkit.max_attempts'?)"),
+    ("wrong_config_type", ["status"], 2, ".shiftkit.toml: key 'shiftkit.log.keep' must be an integer"),
+    ("malformed_toml", ["next"], 2, ".shiftkit.toml: malformed TOML"),
+    ("missing_features", ["status"], 2, "features.json: file not found"),
+    ("legacy_in_place", ["status"], 2, "legacy bare-array format; convert it with `shiftkit import features.json`"),
+    (None, ["show", "F999"], 2, "unknown feature id 'F999' (features.json has F000..F000)"),
+    (None, ["show"], 2, "Missing argument 'ID'"),
+    (None, ["frobnicate"], 2, "No such command 'frobnicate'"),
+    (None, ["status", "--jsn"], 2, "No such option '--jsn'"),
+    (None, ["add", "--description", "x"], 2, "Missing option '--step'"),
+    (None, ["add", "--id", "F000", "--description", "x", "--step", "s"], 2, "--id 'F000': already used"),
+    (None, ["add", "--id", "bad id", "--description", "x", "--step", "s"], 2, "the new feature is invalid: features.json: $.features[1].id"),
+    (None, ["add", "--description", "x", "--step", "s", "--depends-on", "F404"], 2, "unknown feature id 'F404'"),
+    (None, ["new", "elsewhere", "--defaults", "--data", "colour=red"], 2, "--data 'colour=red': unknown question 'colour'"),
+    (None, ["new", "elsewhere", "--defaults", "--data", "nonsense"], 2, "--data 'nonsense': expected KEY=VALUE"),
+    (None, ["new", "elsewhere", "--defaults", "--data", "progress_file=../x"], 2, "template answers:"),
+    (None, ["new", "elsewhere", "--defaults", "--features", "nope.json"], 2, "nope.json: file not found"),
+    (None, ["import", "nope.json"], 2, "nope.json: file not found"),
+    (None, ["validate", "nope.json"], 2, "nope.json: file not found"),
+    (None, ["hook", "pre-cmmit"], 2, "usage: shiftkit hook"),
+    (None, ["hook", "commit-msg", "/nonexistent/msg"], 2, "cannot read the commit message"),
+]
+
+
+def _setup(project: Path, case: str | None) -> None:
+    if case == "malformed_json":
+        (project / "features.json").write_text('{\n  "features": [\n  }\n')
+    elif case == "wrong_type":
+        _break_features(project, '"passes": false', '"passes": "no"')
+    elif case == "missing_field":
+        _break_features(project, '"description": "The environment builds and the smoke test passes",', "")
+    elif case == "duplicate_id":
+        path = project / "features.json"
+        listing = features.loads(path.read_text())
+        doc = json.loads(path.read_text())
+        doc["features"].append(features.feature_to_dict(listing.features[0]))
+        path.write_text(json.dumps(doc))
+    elif case == "unknown_config_key":
+        write(project / ".shiftkit.toml", "[shiftkit]\nmax_attempt = 3\n")
+    elif case == "wrong_config_type":
+        write(project / ".shiftkit.toml", "[shiftkit.log]\nkeep = 'many'\n")
+    elif case == "malformed_toml":
+        write(project / ".shiftkit.toml", "[shiftkit\nkeep = 1\n")
+    elif case == "missing_features":
+        (project / "features.json").unlink()
+    elif case == "legacy_in_place":
+        (project / "features.json").write_text("[]\n")
+
+
+@pytest.mark.parametrize(("case", "args", "code", "fragment"), BAD_INPUT,
+                         ids=[f"{c or a[0]}-{i}" for i, (c, a, _, _) in enumerate(BAD_INPUT)])
+def test_bad_input_one_clear_line(scaffold: Path, case: str | None, args: list[str], code: int,
+                                  fragment: str) -> None:
+    _setup(scaffold, case)
+    result = shiftkit(scaffold, *args)
+    assert result.returncode == code, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert fragment in lines[0]
+    assert lines[0].startswith("shiftkit: ")
+
+
+def test_not_a_git_repository(tmp_path: Path) -> None:
+    result = shiftkit(tmp_path, "status")
+    assert result.returncode == 2
+    assert "is not inside a git work tree" in result.stderr and "Traceback" not in result.output
+
+
+def test_new_without_terminal_asks_for_defaults(tmp_path: Path) -> None:
+    result = shiftkit(tmp_path, "new", "x", input="")
+    assert result.returncode == 2 and "pass --defaults" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_version_and_help(tmp_path: Path) -> None:
+    assert shiftkit(tmp_path, "--version").stdout.startswith("shiftkit, version ")
+    helped = shiftkit(tmp_path, "--help")
+    assert helped.returncode == 0 and "Exit codes" in helped.stdout

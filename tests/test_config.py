@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import pytest
+
+from shiftkit import config
+from shiftkit.errors import BadInput
+
+
+def test_defaults_for_every_key() -> None:
+    cfg = config.parse("")
+    assert cfg == config.Config()
+    assert (cfg.log.keep, cfg.log.block, cfg.claims.enabled, cfg.verify_timeout) == (20, 10, True, 900)
+
+
+def test_values_are_read() -> None:
+    cfg = config.parse('[shiftkit]\nmax_attempts = 5\nverify = "make test"\n[shiftkit.log]\nkeep = 7\n')
+    assert (cfg.max_attempts, cfg.verify, cfg.log.keep, cfg.log.block) == (5, "make test", 7, 10)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[shiftkit]\nverfy = 'x'\n", r"unknown key 'shiftkit.verfy' \(did you mean 'shiftkit.verify'\?\)"),
+        ("[shiftkit.log]\nkeeep = 3\n", r"unknown key 'shiftkit.log.keeep'"),
+        ("[shiftkit]\nmax_attempts = '3'\n", r"key 'shiftkit.max_attempts' must be an integer, got a string"),
+        ("[shiftkit.claims]\nenabled = 1\n", r"key 'shiftkit.claims.enabled' must be a boolean"),
+        ("[shiftkit]\nverify_timeout = 0\n", r"key 'shiftkit.verify_timeout' must be at least 1"),
+        ("[shiftkit\n", r"malformed TOML"),
+        ("[other]\nx = 1\n", r"unknown table \[other\]"),
+        ("shiftkit = 3\n", r"'shiftkit' must be a table"),
+        ("[shiftkit]\nlog = 3\n", r"'shiftkit.log' must be a table"),
+    ],
+)
+def test_errors_name_file_and_key(text: str, expected: str) -> None:
+    with pytest.raises(BadInput, match=r"^\.shiftkit\.toml: " + expected):
+        config.parse(text, ".shiftkit.toml")

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import replace
+
+import pytest
+
+from shiftkit import features
+from shiftkit.errors import BadInput
+from shiftkit.resources import template_root
+
+
+def make(n: int, **overrides: object) -> features.FeatureList:
+    items = []
+    for i in range(n):
+        item = {
+            "id": f"F{i:03d}",
+            "category": "functional",
+            "description": f"Feature number {i} works",
+            "steps": [f"step one of {i}", f"step two of {i}"],
+            "verify": f"pytest -q tests/test_{i}.py",
+            "passes": False,
+        }
+        items.append(item)
+    items[0].update(overrides)
+    return features.from_document({"$schema": features.SCHEMA_REF, "features": items})
+
+
+def test_round_trip_is_byte_identical() -> None:
+    text = features.dumps(make(20, core=True, attempts=2))
+    assert features.dumps(features.loads(text)) == text
+
+
+def test_template_feature_list_is_in_canonical_form() -> None:
+    text = (template_root() / "template" / "features.json").read_text()
+    assert features.dumps(features.loads(text)) == text
+    assert [f.id for f in features.loads(text).features] == ["F000"]
+
+
+def test_flipping_passes_changes_exactly_one_line() -> None:
+    before = make(10)
+    after = before.replace_feature(replace(before.features[4], passes=True))
+    diff = [
+        line for line in difflib.unified_diff(
+            features.dumps(before).splitlines(), features.dumps(after).splitlines(), n=0
+        )
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    assert diff == ['-      "passes": false', '+      "passes": true']
+
+
+def test_serialization_fixed_key_order_and_trailing_newline() -> None:
+    text = features.dumps(make(1, core=True, depends_on=[], attempts=1))
+    assert text.endswith("}\n")
+    keys = [line.strip().split('"')[1] for line in text.splitlines() if line.startswith("      \"")]
+    assert keys == ["id", "category", "description", "steps", "verify", "core", "passes", "attempts"]
+
+
+def test_legacy_import_keeps_order_and_passes_and_assigns_ids() -> None:
+    legacy = [
+        {"category": "functional", "description": f"d{i}", "steps": ["s"], "passes": i % 2 == 0}
+        for i in range(12)
+    ]
+    result = features.loads_any(json.dumps(legacy), "legacy.json")
+    assert [f.description for f in result.features] == [f"d{i}" for i in range(12)]
+    assert [f.passes for f in result.features] == [i % 2 == 0 for i in range(12)]
+    assert [f.id for f in result.features][:2] == ["F001", "F002"]
+    assert len({f.id for f in result.features}) == 12
+
+
+def test_legacy_error_names_array_path() -> None:
+    legacy = [{"category": "c", "description": "d", "steps": ["s"], "passes": False},
+              {"category": "c", "description": "d", "passes": False}]
+    with pytest.raises(BadInput, match=r"legacy.json: \$\[1\]: 'steps' is a required property"):
+        features.loads_any(json.dumps(legacy), "legacy.json")
+
+
+def test_loads_rejects_legacy_with_hint() -> None:
+    with pytest.raises(BadInput, match="shiftkit import"):
+        features.loads("[]", "features.json")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d["features"][3].update(steps=[]), r"\$\.features\[3\]\.steps: \[\] should be non-empty"),
+        (lambda d: d["features"][2].update(passes="yes"), r"\$\.features\[2\]\.passes: 'yes' is not of type 'boolean'"),
+        (lambda d: d["features"][1].pop("description"), r"\$\.features\[1\]: 'description' is a required property"),
+        (lambda d: d["features"][1].update(colour="red"), r"\$\.features\[1\]: Additional properties"),
+        (lambda d: d["features"][4].update(id="F 4"), r"\$\.features\[4\]\.id"),
+        (lambda d: d["features"][4].update(attempts=-1), r"\$\.features\[4\]\.attempts"),
+        (lambda d: d["features"][4].update(id="F000"), r"\$\.features\[4\]\.id: duplicate id 'F000'"),
+        (lambda d: d["features"][4].update(depends_on=["F999"]), r"depends_on\[0\]: unknown feature id 'F999'"),
+        (lambda d: d.update(extra=1), r"\$: Additional properties"),
+    ],
+)
+def test_validation_reports_json_path(mutate, expected) -> None:  # type: ignore[no-untyped-def]
+    document = json.loads(features.dumps(make(6)))
+    mutate(document)
+    with pytest.raises(BadInput, match=expected):
+        features.loads(json.dumps(document), "features.json")
+
+
+def test_malformed_json_names_line_and_column() -> None:
+    with pytest.raises(BadInput, match=r"features.json: invalid JSON at line 3 column 1"):
+        features.loads('{\n  "features": [\n}\n', "features.json")
+
+
+def test_next_skips_passing_blocked_claimed_and_unmet_dependencies() -> None:
+    base = make(6)
+    f = list(base.features)
+    f[0] = replace(f[0], passes=True)
+    f[1] = replace(f[1], blocked=features.Blocked("flaky", "2026-11-29T10:00:00Z", 3))
+    f[2] = replace(f[2], depends_on=("F001",))
+    f[4] = replace(f[4], depends_on=("F000",))
+    listing = features.FeatureList(tuple(f))
+    assert features.next_feature(listing).id == "F003"  # type: ignore[union-attr]
+    assert features.next_feature(listing, {"F003"}).id == "F004"  # type: ignore[union-attr]
+    assert features.next_feature(listing, {"F003", "F004", "F005"}) is None
+
+
+def test_next_is_none_when_all_pass_and_counts() -> None:
+    listing = features.FeatureList(tuple(replace(f, passes=True) for f in make(3).features))
+    assert features.next_feature(listing) is None
+    assert features.all_pass_message(listing) == "all 3 features pass — nothing to do"
+    c = features.counts(listing)
+    assert (c.total, c.passing, c.open, c.blocked) == (3, 3, 0, 0)
+
+
+def test_next_free_id() -> None:
+    assert features.next_free_id(make(12)) == "F012"
+    assert features.next_free_id(features.FeatureList(())) == "F000"

@@ -1,0 +1,69 @@
+"""The commit hooks: what they import on the hot path, and incremental validation."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from conftest import git, git_ok, run, shiftkit, write
+
+
+def imported_modules(cwd: Path, *args: str) -> set[str]:
+    result = run([sys.executable, "-X", "importtime", "-m", "shiftkit", *args], cwd)
+    assert result.returncode == 0, result.output
+    return {line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line}
+
+
+def test_unstaged_list_imports_no_jsonschema_click_or_json(scaffold: Path) -> None:
+    write(scaffold / "notes.txt", "x\n")
+    git_ok(scaffold, "add", "notes.txt")
+    modules = imported_modules(scaffold, "hook", "pre-commit")
+    for heavy in ("jsonschema", "click", "json", "tomllib", "shiftkit.features", "git"):
+        assert heavy not in modules, heavy
+
+
+def test_commit_msg_hook_is_light(scaffold: Path) -> None:
+    message = write(scaffold / ".git" / "MSG", "Add the parser\n")
+    modules = imported_modules(scaffold, "hook", "commit-msg", str(message))
+    assert not {"jsonschema", "click", "json"} & modules
+
+
+def _make_list(project: Path, n: int) -> None:
+    for i in range(n):
+        assert shiftkit(project, "add", "--description", f"F{i}", "--step", "s").returncode == 0
+
+
+def test_incremental_validation_reports_the_real_index(scaffold: Path) -> None:
+    _make_list(scaffold, 9)
+    git_ok(scaffold, "add", "features.json")
+    assert git(scaffold, "commit", "-q", "-m", "Add nine features").returncode == 0
+    state = scaffold / ".git" / "shiftkit" / "validated"
+    assert any(state.iterdir())  # the committed list is recorded as validated
+    doc = json.loads((scaffold / "features.json").read_text())
+    doc["features"][7]["steps"] = []
+    doc["features"].append({"id": "F100", "category": "c", "description": "d",
+                            "steps": ["s"], "passes": False})
+    (scaffold / "features.json").write_text(json.dumps(doc, indent=2) + "\n")
+    git_ok(scaffold, "add", "features.json")
+    refused = git(scaffold, "commit", "-m", "Append a feature")
+    assert refused.returncode != 0
+    assert "$.features[7].steps" in refused.output
+
+
+def test_true_is_not_one(scaffold: Path) -> None:
+    git_ok(scaffold, "commit", "-q", "--allow-empty", "-m", "An empty commit to validate HEAD")
+    path = scaffold / "features.json"
+    path.write_text(path.read_text().replace('"core": true', '"core": 1'))
+    git_ok(scaffold, "add", "features.json")
+    refused = git(scaffold, "commit", "-m", "Make F000 core differently")
+    assert refused.returncode != 0 and "$.features[0].core" in refused.output
+
+
+def test_hook_run_by_hand_from_a_subdirectory(scaffold: Path) -> None:
+    (scaffold / "docs").mkdir(exist_ok=True)
+    path = scaffold / "features.json"
+    path.write_text(path.read_text().replace('"steps": [', '"steps": 5, "x": ['))
+    git_ok(scaffold, "add", "features.json")
+    result = shiftkit(scaffold / "docs", "hook", "pre-commit")
+    assert result.returncode == 1 and "rule 1" in result.stderr

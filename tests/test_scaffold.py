@@ -1,0 +1,211 @@
+"""The template, through the real copier, the real pre-commit framework and real git."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN_DIR, git, git_ok, run, shiftkit, snapshot_repository, write
+from shiftkit import features
+
+SCAFFOLD_FILES = [
+    "init.sh", "features.json", ".shiftkit/features.schema.json", "claude-progress.txt",
+    "docs/decisions/0001-record-decisions.md", "docs/decisions/README.md", "AGENTS.md",
+    "CLAUDE.md", ".claude/settings.json", ".pre-commit-config.yaml", ".gitattributes",
+    ".shiftkit.toml", ".copier-answers.yml",
+]
+
+
+def assert_fresh_scaffold(path: Path) -> None:
+    for name in SCAFFOLD_FILES:
+        assert (path / name).is_file(), name
+    assert os.access(path / "init.sh", os.X_OK)
+    assert git_ok(path, "rev-list", "--count", "HEAD").strip() == "1"
+    assert git_ok(path, "status", "--porcelain") == ""
+    hooks = path / ".git" / "hooks"
+    for hook in ("pre-commit", "commit-msg"):
+        assert "pre-commit" in (hooks / hook).read_text(), hook
+    listing = features.loads((path / "features.json").read_text())
+    assert [f.id for f in listing.features] == ["F000"]
+    assert listing.features[0].verify == "./init.sh smoke"
+    settings = json.loads((path / ".claude/settings.json").read_text())
+    assert "shiftkit start --brief" in json.dumps(settings["hooks"]["SessionStart"])
+    assert "Goal:" in (path / "claude-progress.txt").read_text()
+    assert "0001" in (path / "docs/decisions/README.md").read_text()
+
+
+def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Path) -> None:
+    target = tmp_path / "todo-app"
+    result = run([sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "-r", "HEAD",
+                  str(template_repo), str(target)], tmp_path)
+    assert result.returncode == 0, result.output
+    assert_fresh_scaffold(target)
+    assert "project_name: todo-app" in (target / ".copier-answers.yml").read_text()
+    assert "shiftkit start" in result.output  # the message after copy names the next command
+    smoke = run(["./init.sh", "smoke"], target)
+    assert smoke.returncode == 0, smoke.output
+    again = run(["./init.sh"], target)
+    assert again.returncode == 0 and run(["./init.sh"], target).returncode == 0
+
+
+def test_shiftkit_new_from_installed_wheel(tmp_path: Path) -> None:
+    wheel_dir = tmp_path / "wheel"
+    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "-q", "-w", str(wheel_dir), str(Path(__file__).resolve().parent.parent)], tmp_path)
+    assert built.returncode == 0, built.output
+    [wheel] = wheel_dir.glob("shiftkit-*.whl")
+    site = tmp_path / "site"
+    installed = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
+                     str(site), str(wheel)], tmp_path)
+    assert installed.returncode == 0, installed.output
+    assert (site / "shiftkit" / "_template" / "copier.yml").is_file()
+    assert (site / "shiftkit" / "_template" / "template" / "init.sh.jinja").is_file()
+    env = {"PYTHONPATH": str(site), "PATH": f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    where = run([str(site / "bin" / "shiftkit"), "--version"], tmp_path, env=env)
+    assert where.returncode == 0 and "0." in where.stdout
+    origin = run([sys.executable, "-c", "import shiftkit.resources as r; print(r.template_root())"],
+                 tmp_path, env=env)
+    assert origin.stdout.strip().startswith(str(site)), origin.output
+    target = tmp_path / "from-wheel"
+    result = run([str(site / "bin" / "shiftkit"), "new", str(target), "--defaults",
+                  "--data", "goal=Ship a todo app"], tmp_path, env=env)
+    assert result.returncode == 0, result.output
+    assert_fresh_scaffold(target)
+    assert "Goal: Ship a todo app" in (target / "claude-progress.txt").read_text()
+
+
+def test_hook_refuses_invalid_feature_list_then_accepts_fix_and_append(scaffold: Path) -> None:
+    path = scaffold / "features.json"
+    original = path.read_text()
+    document = json.loads(original)
+    document["features"].append({"id": "F001", "category": "functional",
+                                 "description": "x", "steps": [], "passes": False})
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    git_ok(scaffold, "add", "features.json")
+    refused = git(scaffold, "commit", "-m", "Add the first real feature")
+    assert refused.returncode != 0
+    assert "$.features[1].steps" in refused.output and "rule 1" in refused.output
+    assert "Traceback" not in refused.output
+    assert git_ok(scaffold, "rev-list", "--count", "HEAD").strip() == "1"
+
+    document["features"][1]["steps"] = ["Open the app", "See the list"]
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    git_ok(scaffold, "add", "features.json")
+    accepted = git(scaffold, "commit", "-m", "Add the first real feature")
+    assert accepted.returncode == 0, accepted.output
+
+    added = shiftkit(scaffold, "add", "--description", "Items can be deleted", "--step", "Delete one",
+                     "--verify", "true")
+    assert added.returncode == 0, added.output
+    git_ok(scaffold, "add", "features.json")
+    appended = git(scaffold, "commit", "-m", "Append the delete feature")
+    assert appended.returncode == 0, appended.output
+    assert git_ok(scaffold, "rev-list", "--count", "HEAD").strip() == "3"
+
+
+def test_hook_reads_the_index_not_the_work_tree(scaffold: Path) -> None:
+    path = scaffold / "features.json"
+    good = path.read_text()
+    path.write_text(good.replace('"steps": [', '"steps": 7, "x": ['))
+    git_ok(scaffold, "add", "features.json")
+    path.write_text(good)  # the work tree is fine, the staged blob is not
+    refused = git(scaffold, "commit", "--no-edit", "-m", "Stage a broken list")
+    assert refused.returncode != 0 and "rule 1" in refused.output
+
+
+def test_commit_msg_hook_refuses_generic_message(scaffold: Path) -> None:
+    write(scaffold / "notes.txt", "hello\n")
+    git_ok(scaffold, "add", "notes.txt")
+    refused = git(scaffold, "commit", "-m", "wip")
+    assert refused.returncode != 0 and "rule 9" in refused.output
+    assert git(scaffold, "commit", "-m", "Add notes about the app").returncode == 0
+
+
+def test_copier_update_keeps_user_changes(tmp_path: Path) -> None:
+    source = snapshot_repository(tmp_path / "src")
+    git_ok(source, "tag", "v0.0.1")
+    target = tmp_path / "project"
+    result = run([sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "-r", "v0.0.1",
+                  str(source), str(target)], tmp_path)
+    assert result.returncode == 0, result.output
+    # The user's own work, committed.
+    write(target / "src" / "app.py", "print('hello')\n")
+    agents = target / "AGENTS.md"
+    agents.write_text(agents.read_text() + "\n## Project notes\nUse tabs.\n")
+    assert shiftkit(target, "add", "--description", "It says hello", "--step", "run it",
+                    "--verify", "python3 src/app.py").returncode == 0
+    git_ok(target, "add", "-A")
+    git_ok(target, "commit", "-q", "-m", "Add the app and its first feature")
+    # A newer template version.
+    init = source / "template" / "init.sh.jinja"
+    init.write_text(init.read_text().replace("# Rebuilds and starts", "# (template v0.0.2) Rebuilds and starts"))
+    write(source / "template" / "docs" / "RUNBOOK.md", "# Runbook\n")
+    git_ok(source, "add", "-A")
+    git_ok(source, "commit", "-q", "-m", "Template: runbook and init.sh comment")
+    git_ok(source, "tag", "v0.0.2")
+
+    updated = run([sys.executable, "-m", "copier", "update", "--trust", "--defaults",
+                   "-r", "v0.0.2"], target)
+    assert updated.returncode == 0, updated.output
+    answers = (target / ".copier-answers.yml").read_text()
+    assert "_commit: v0.0.2" in answers and "project_name: project" in answers
+    assert "(template v0.0.2)" in (target / "init.sh").read_text()
+    assert (target / "docs" / "RUNBOOK.md").is_file()
+    assert "Use tabs." in agents.read_text()
+    assert (target / "src" / "app.py").read_text() == "print('hello')\n"
+    listing = features.loads((target / "features.json").read_text())
+    assert [f.id for f in listing.features] == ["F000", "F001"]
+    git_ok(target, "add", "-A")
+    assert git(target, "commit", "-m", "Update the scaffold to template v0.0.2").returncode == 0
+
+
+def test_new_imports_a_legacy_feature_list(tmp_path: Path) -> None:
+    legacy = write(tmp_path / "legacy.json", json.dumps([
+        {"category": "functional", "description": "Add a todo", "steps": ["type", "enter"], "passes": False},
+        {"category": "ui", "description": "Dark mode", "steps": ["toggle"], "passes": False},
+    ]))
+    target = tmp_path / "imported"
+    result = shiftkit(tmp_path, "new", str(target), "--defaults", "--features", str(legacy))
+    assert result.returncode == 0, result.output
+    listing = features.loads((target / "features.json").read_text())
+    assert [(f.id, f.description) for f in listing.features] == [
+        ("F000", "The environment builds and the smoke test passes"),
+        ("F001", "Add a todo"), ("F002", "Dark mode")]
+    assert git_ok(target, "rev-list", "--count", "HEAD").strip() == "1"
+    assert git_ok(target, "status", "--porcelain") == ""
+    assert "features_import" not in (target / ".copier-answers.yml").read_text()
+
+
+def test_new_adopts_an_existing_repository_in_one_commit(tmp_path: Path) -> None:
+    target = tmp_path / "existing"
+    target.mkdir()
+    git_ok(target, "init", "-q")
+    write(target / "app.py", "x = 1\n")
+    git_ok(target, "add", "app.py")
+    git_ok(target, "commit", "-q", "-m", "Existing work")
+    result = shiftkit(tmp_path, "new", str(target), "--defaults")
+    assert result.returncode == 0, result.output
+    assert git_ok(target, "rev-list", "--count", "HEAD").strip() == "2"
+    assert git_ok(target, "status", "--porcelain") == ""
+    changed = git_ok(target, "show", "--name-only", "--format=", "HEAD").split()
+    assert "app.py" not in changed and "features.json" in changed
+
+
+def test_new_refuses_a_dirty_existing_repository(tmp_path: Path) -> None:
+    target = tmp_path / "dirty"
+    target.mkdir()
+    git_ok(target, "init", "-q")
+    write(target / "app.py", "x = 1\n")
+    git_ok(target, "add", "app.py")
+    git_ok(target, "commit", "-q", "-m", "Existing work")
+    write(target / "app.py", "x = 2\n")
+    result = shiftkit(tmp_path, "new", str(target), "--defaults")
+    assert result.returncode == 1
+    assert "uncommitted changes" in result.stderr and "Traceback" not in result.output
+    assert not (target / "features.json").exists()
