@@ -8,11 +8,16 @@ ref does not exist yet, atomically: that compare-and-swap is the lock.
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from shiftkit import gitio
+from shiftkit import gitio, state
+from shiftkit.errors import CLAIM_HELD, ShiftkitError
 
 PREFIX = "refs/shiftkit/claims/"
 
@@ -52,3 +57,129 @@ def list_claims(root: Path) -> dict[str, Claim]:
         feature_id = name[len(PREFIX) :]
         result[feature_id] = Claim(feature_id, oid, read_record(root, oid))
     return result
+
+
+LOCAL_RECORD = "claim.json"
+
+
+class ClaimHeld(ShiftkitError):
+    def __init__(self, claim: Claim) -> None:
+        super().__init__(
+            f"{claim.holder()}; pick another feature (`shiftkit next`), or take it over with "
+            f"`shiftkit claim {claim.feature} --steal` if that session is gone",
+            exit_code=CLAIM_HELD,
+        )
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+def process_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot ('' when unknown or gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+        return fields[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def session_pid() -> int:
+    """The agent's process: SHIFTKIT_SESSION_PID when the harness sets it, else our parent."""
+    value = os.environ.get("SHIFTKIT_SESSION_PID", "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def new_record(feature_id: str, worktree: Path, branch: str | None, base: str,
+               ttl_hours: int) -> dict[str, Any]:  # fmt: skip
+    now = datetime.now(timezone.utc)
+    pid = session_pid()
+    return {
+        "feature": feature_id,
+        "session": os.environ.get("SHIFTKIT_SESSION") or f"{socket.gethostname()}-{pid}",
+        "worktree": str(worktree),
+        "branch": branch,
+        "base": base,
+        "host": socket.gethostname(),
+        "boot_id": _boot_id(),
+        "pid": pid,
+        "pid_start": process_start(pid),
+        "taken": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "expires": (now + timedelta(hours=ttl_hours)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "nonce": secrets.token_hex(8),
+    }
+
+
+_CLAIM_IDENTITY = {
+    "GIT_AUTHOR_NAME": "shiftkit", "GIT_AUTHOR_EMAIL": "claims@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "shiftkit", "GIT_COMMITTER_EMAIL": "claims@shiftkit.invalid",
+}  # fmt: skip
+
+
+def _claim_object(root: Path, record: dict[str, Any]) -> str:
+    message = json.dumps(record, indent=2, sort_keys=True)
+    return gitio.out(["commit-tree", gitio.EMPTY_TREE, "-m", message], root,
+                     env=_CLAIM_IDENTITY).strip()  # fmt: skip
+
+
+def acquire(root: Path, record: dict[str, Any], expected_old: str = gitio.ZERO_OID) -> str:
+    """Create the claim ref if it does not exist (or still points at ``expected_old``)."""
+    oid = _claim_object(root, record)
+    ref = ref_name(record["feature"])
+    proc = gitio.run(["update-ref", ref, oid, expected_old], root, check=False)
+    if proc.returncode != 0:
+        current = gitio.refs(root, ref).get(ref)
+        if current is None:
+            raise ShiftkitError(f"could not create {ref}: {proc.stderr.strip()}", exit_code=1)
+        raise ClaimHeld(Claim(record["feature"], current, read_record(root, current)))
+    return oid
+
+
+def release_ref(root: Path, feature_id: str, oid: str) -> bool:
+    """Delete the claim ref only if it is still ``oid``; False when it was not ours."""
+    proc = gitio.run(["update-ref", "-d", ref_name(feature_id), oid], root, check=False)
+    return proc.returncode == 0
+
+
+def local_path(git_dir: Path) -> Path:
+    return state.worktree_state(git_dir) / LOCAL_RECORD
+
+
+def local_claim(git_dir: Path) -> dict[str, Any] | None:
+    record = state.read_json(local_path(git_dir))
+    return record if isinstance(record, dict) and "feature" in record else None
+
+
+def save_local(git_dir: Path, record: dict[str, Any]) -> None:
+    state.write_json(local_path(git_dir), record)
+
+
+def drop_local(git_dir: Path) -> None:
+    try:
+        local_path(git_dir).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def staleness(record: dict[str, Any]) -> str | None:
+    """Why a claim looks abandoned, or None. Only ever shown: nothing acts on it."""
+    if record.get("host") == socket.gethostname():
+        if record.get("boot_id") and record.get("boot_id") != _boot_id():
+            return "the machine has rebooted since"
+        pid = record.get("pid")
+        if isinstance(pid, int):
+            started = process_start(pid)
+            if not started:
+                return f"process {pid} is gone"
+            if record.get("pid_start") and started != record.get("pid_start"):
+                return f"process {pid} is another process now"
+        return None
+    expires = record.get("expires", "")
+    if expires and expires < datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"):
+        return f"its lease expired at {expires}"
+    return None

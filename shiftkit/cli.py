@@ -126,21 +126,12 @@ def show(feature_id: str, as_json: bool) -> int:
     """One feature in full."""
     proj = project.find()
     feature_list = project.read_features(proj)
-    feature = require_feature(feature_list, feature_id, proj.config.features)
+    feature = features.require(feature_list, feature_id, proj.config.features)
     if as_json:
         _emit_json(features.feature_to_dict(feature))
     else:
         click.echo(views.feature_text(feature, proj.config.verify))
     return OK
-
-
-def require_feature(feature_list: features.FeatureList, feature_id: str, source: str) -> features.Feature:
-    feature = feature_list.get(feature_id)
-    if feature is None:
-        ids = [f.id for f in feature_list.features]
-        known = f"{ids[0]}..{ids[-1]}" if ids else "no features"
-        raise BadInput(f"unknown feature id {feature_id!r} ({source} has {known})")
-    return feature
 
 
 @cli.command()
@@ -189,6 +180,146 @@ def import_(source: Path, output: Path | None) -> int:
         atomic_write(output, text)
         click.echo(f"wrote {output}", err=True)
     return OK
+
+
+def _context() -> Any:
+    from shiftkit.context import open_context
+
+    return open_context()
+
+
+def _say(text: str) -> None:
+    click.echo(text)
+
+
+@cli.command()
+@click.option("--brief", is_flag=True, help="At most 8 KB: for the agent harness's session start.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--no-check", is_flag=True, help="Skip init, smoke and the regression sample.")
+def start(brief: bool, as_json: bool, no_check: bool) -> int:
+    """The session-start routine: where we are, what to do, and the checks."""
+    from shiftkit import startup
+
+    return startup.start(_context(), brief, as_json, not no_check, _say)
+
+
+@cli.command()
+@click.argument("feature_id", metavar="[ID]", required=False)
+@click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
+def claim(feature_id: str | None, steal: bool) -> int:
+    """Lock the next feature (or ID) for this worktree: one at a time."""
+    from shiftkit import shift
+
+    return shift.claim(_context(), feature_id, steal, _say)
+
+
+@cli.command()
+@click.argument("feature_id", metavar="[ID]", required=False)
+@click.option("--steal", is_flag=True, help="Release a claim held by another session.")
+def release(feature_id: str | None, steal: bool) -> int:
+    """Give a claim back without counting an attempt."""
+    from shiftkit import shift
+
+    return shift.release(_context(), feature_id, steal, _say)
+
+
+@cli.command("claims")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def claims_cmd(as_json: bool) -> int:
+    """Every claim in this repository, with the ones that look abandoned marked."""
+    from shiftkit import claims
+
+    held = claims.list_claims(project.find().root)
+    rows = [{"id": c.feature, **c.record, "stale": claims.staleness(c.record)} for c in held.values()]
+    if as_json:
+        _emit_json(rows)
+    elif not rows:
+        click.echo("no claims")
+    for row in rows if not as_json else []:
+        stale = f"  STALE? {row['stale']}" if row["stale"] else ""
+        click.echo(f"{row['id']}  session {row.get('session')} in {row.get('worktree')} "
+                   f"since {row.get('taken')}{stale}")
+    return OK
+
+
+@cli.command()
+@click.argument("feature_id", metavar="[ID]", required=False)
+def verify(feature_id: str | None) -> int:
+    """Run the verifier of the claimed feature (or ID) on the work tree."""
+    from shiftkit import shift
+
+    return shift.verify_cmd(_context(), feature_id, _say)
+
+
+@cli.command()
+@click.option("-m", "--message", "summary", required=True, help="What changed (the commit subject).")
+@click.option("--note", help="More for the log entry: what is next, what to watch out for.")
+def finish(summary: str, note: str | None) -> int:
+    """Verify the work, mark the feature passing, log it and commit."""
+    from shiftkit import shift
+
+    return shift.finish(_context(), summary, note, _say)
+
+
+@cli.command()
+@click.option("--reason", required=True, help="Why the attempt failed.")
+def revert(reason: str) -> int:
+    """Restore the claim's base commit, count the attempt, log it."""
+    from shiftkit import shift
+
+    return shift.revert(_context(), reason, _say)
+
+
+@cli.command()
+@click.argument("feature_id", metavar="ID")
+@click.option("--note", required=True, help="What changed so the feature can be tried again.")
+def unblock(feature_id: str, note: str) -> int:
+    """A person's action: clear a feature's block and reset its attempts."""
+    from shiftkit import shift
+
+    return shift.unblock(_context(), feature_id, note, _say)
+
+
+@cli.command()
+@click.argument("text")
+def note(text: str) -> int:
+    """Add TEXT to the log entry of the open claim."""
+    from shiftkit import shift
+
+    return shift.note(_context(), text, _say)
+
+
+@cli.command()
+@click.argument("title")
+@click.option("--why", required=True, help="The context: what forces the decision.")
+@click.option("--rejected", multiple=True, required=True, help="An alternative not taken, and why (repeatable).")
+@click.option("--decision", help="The decision in full (default: the title).")
+def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None) -> int:
+    """Write the next decision record and its index line."""
+    from shiftkit import decisions
+
+    proj = project.find()
+    path = decisions.decide(proj.decisions_path, title, why, list(rejected), decision)
+    click.echo(f"wrote {path.relative_to(proj.root)}")
+    return OK
+
+
+@cli.command("log")
+@click.option("--prune", "do_prune", is_flag=True, help="Prune now if due, and commit it.")
+def log_cmd(do_prune: bool) -> int:
+    """Print the progress log (or prune it)."""
+    from shiftkit import shift
+
+    return shift.log_cmd(_context(), do_prune, _say)
+
+
+@cli.command("stop-check")
+def stop_check() -> int:
+    """Claude Code Stop hook: exit 2 while a claim is open and the tree is dirty."""
+    from shiftkit import shift
+
+    hook_input = "" if sys.stdin.isatty() else sys.stdin.read()
+    return shift.stop_check(_context(), hook_input, lambda text: click.echo(text, err=True))
 
 
 @cli.command()

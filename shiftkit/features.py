@@ -68,6 +68,16 @@ class FeatureList:
         return replace(self, features=self.features + (new,))
 
 
+def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
+    """The feature with ``feature_id``, or a clear error naming the ids there are."""
+    feature = feature_list.get(feature_id)
+    if feature is None:
+        ids = [f.id for f in feature_list.features]
+        known = f"{ids[0]}..{ids[-1]}" if ids else "no features"
+        raise BadInput(f"unknown feature id {feature_id!r} ({source} has {known})")
+    return feature
+
+
 # -- parsing -----------------------------------------------------------------------------
 
 

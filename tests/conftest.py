@@ -137,3 +137,60 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+CALC_TESTS = {
+    "add": "def test_add():\n    from calc.ops import add\n    assert add(2, 3) == 5\n",
+    "sub": "def test_sub():\n    from calc.ops import sub\n    assert sub(5, 3) == 2\n",
+    "mul": "def test_mul():\n    from calc.ops import mul\n    assert mul(4, 3) == 12\n",
+}
+GOOD_IMPL = {
+    "add": "def add(a, b):\n    return a + b\n",
+    "sub": "def sub(a, b):\n    return a - b\n",
+    "mul": "def mul(a, b):\n    return a * b\n",
+}
+
+
+def calc_verifier(name: str) -> str:
+    return f"python -m pytest -q -p no:cacheprovider tests/test_{name}.py"
+
+
+@pytest.fixture(scope="session")
+def pristine_calc(pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFactory,
+                  isolated_home: Path) -> Path:
+    """A scaffold holding a small real Python package whose features have pytest verifiers."""
+    target = tmp_path_factory.mktemp("calc") / "calc-project"
+    shutil.copytree(pristine_scaffold, target, symlinks=True)
+    env = {
+        **GIT_IDENTITY,
+        "GIT_CONFIG_GLOBAL": str(isolated_home / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PRE_COMMIT_HOME": str(isolated_home / "pre-commit"),
+        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
+    }
+    write(target / "calc" / "__init__.py", "")
+    write(target / "calc" / "ops.py", "")
+    for name, body in CALC_TESTS.items():
+        write(target / "tests" / f"test_{name}.py", body)
+    write(target / ".gitignore", "__pycache__/\nbuild/\n.pytest_cache/\n")
+    for name in CALC_TESTS:
+        result = run(["shiftkit", "add", "--description", f"calc.ops.{name} works",
+                      "--step", f"call {name}", "--verify", calc_verifier(name)], target, env=env)
+        assert result.returncode == 0, result.output
+    for args in (["git", "add", "-A"], ["git", "commit", "-q", "-m", "Add the calc package and its features"]):
+        result = run(args, target, env=env)
+        assert result.returncode == 0, result.output
+    return target
+
+
+@pytest.fixture
+def calc(pristine_calc: Path, tmp_path: Path) -> Path:
+    target = tmp_path / pristine_calc.name
+    shutil.copytree(pristine_calc, target, symlinks=True)
+    return target
+
+
+def implement(project: Path, name: str, good: bool = True) -> None:
+    ops = project / "calc" / "ops.py"
+    body = GOOD_IMPL[name] if good else GOOD_IMPL[name].replace("return a", "return 0 * a")
+    ops.write_text(ops.read_text() + body)

@@ -1,0 +1,139 @@
+"""What every shift command works on: the project, this worktree's git dir and the shared one,
+and the small git and file operations they share."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from shiftkit import features, gitio, project, state
+from shiftkit.atomic import atomic_write
+from shiftkit.config import Config
+from shiftkit.errors import Refused
+
+
+@dataclass(frozen=True)
+class Context:
+    project: project.Project
+    git_dir: Path  # this worktree's own
+    common_dir: Path  # shared by all worktrees
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    @property
+    def config(self) -> Config:
+        return self.project.config
+
+
+def open_context(cwd: Path | str | None = None) -> Context:
+    proj = project.find(cwd)
+    return Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
+
+
+def log_time() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def iso_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def short(oid: str | None) -> str:
+    return oid[:7] if oid else "-"
+
+
+def head_text(ctx: Context, relative: str) -> str | None:
+    if gitio.head_oid(ctx.root) is None:
+        return None
+    return gitio.show(ctx.root, f"HEAD:{relative}")
+
+
+def read_optional(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+def work_tree_id(ctx: Context) -> str:
+    """The tree object of the work tree as `git add -A` would stage it, computed in a
+    temporary index so the real index is untouched."""
+    fd, tmp_index = tempfile.mkstemp(prefix="shiftkit-index-", dir=ctx.git_dir)
+    os.close(fd)
+    try:
+        real_index = ctx.git_dir / "index"
+        if real_index.exists():
+            atomic_write(Path(tmp_index), real_index.read_bytes())
+        else:
+            os.unlink(tmp_index)
+        env = {"GIT_INDEX_FILE": tmp_index}
+        gitio.run(["add", "-A"], ctx.root, env=env)
+        return gitio.out(["write-tree"], ctx.root, env=env).strip()
+    finally:
+        try:
+            os.unlink(tmp_index)
+        except FileNotFoundError:
+            pass
+
+
+def commit(ctx: Context, message: str, paths: list[str] | None = None) -> str:
+    """Commit through the real hooks: everything (``git add -A``) or only ``paths``."""
+    if paths is None:
+        gitio.run(["add", "-A"], ctx.root)
+        args = ["commit", "-q", "-F", "-"]
+    else:
+        present = [p for p in paths if (ctx.root / p).exists()]
+        gitio.run(["add", "--", *present], ctx.root)
+        args = ["commit", "-q", "-F", "-", "--", *present]
+    proc = gitio.run(args, ctx.root, input=message, check=False)
+    if proc.returncode != 0:
+        output = (proc.stdout + proc.stderr).strip().splitlines()
+        reasons = [line for line in output if line.startswith("shiftkit:")] or output[-3:]
+        raise Refused(f"the commit was refused: {' / '.join(reasons) or 'see git output'}")
+    head = gitio.head_oid(ctx.root)
+    assert head is not None
+    return head
+
+
+def head_trailer(ctx: Context, key: str) -> list[str]:
+    if gitio.head_oid(ctx.root) is None:
+        return []
+    value = gitio.out(["log", "-1", f"--format=%(trailers:key={key},valueonly)"], ctx.root)
+    return [line.strip() for line in value.splitlines() if line.strip()]
+
+
+def write_features(ctx: Context, feature_list: features.FeatureList) -> None:
+    project.write_features(ctx.project, feature_list)
+
+
+def pending_note_path(ctx: Context) -> Path:
+    return state.worktree_state(ctx.git_dir) / "pending-note.txt"
+
+
+def write_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> None:
+    """Write the progress log, pruning it into the archive first when it is due."""
+    from shiftkit import progress
+
+    cfg = ctx.config
+    log = progress.parse(log_text)
+    if progress.due(log, cfg.log.keep, cfg.log.block):
+        pruned = progress.prune(log, read_optional(ctx.project.archive_path), cfg.log.keep,
+                                blocked_ids, cfg.log.archive)  # fmt: skip
+        # Archive first: a crash in between leaves entries in both files, never in neither.
+        atomic_write(ctx.project.archive_path, pruned.archive_text)
+        log_text = pruned.log_text
+    atomic_write(ctx.project.progress_path, log_text)
+
+
+def record_verified_at(ctx: Context, feature_ids: list[str]) -> None:
+    """When each feature's verifier last passed here: the regression sample's order."""
+    path = state.repo_state(ctx.common_dir) / "verified-at.json"
+    times = state.read_json(path) or {}
+    for feature_id in feature_ids:
+        times[feature_id] = iso_now()
+    state.write_json(path, times)

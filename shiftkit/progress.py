@@ -1,0 +1,144 @@
+"""The progress log: entries with a machine-readable header, appended at unit boundaries,
+pruned losslessly in blocks to the archive.
+
+Pure functions over text; the callers read and write the files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+HEADER = re.compile(
+    r"^## (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d UTC) \| (?P<feature>[^|\s]+) \| "
+    r"(?P<outcome>[^|\n]+?) \| (?P<base>[0-9a-f]{4,40}|-)[ \t]*$",
+    re.MULTILINE,
+)
+INDEX_PREFIX = "[shiftkit] "
+ARCHIVE_HEAD = "# Progress archive — entries moved out of the progress log by shiftkit, oldest first\n"
+
+
+@dataclass(frozen=True)
+class Entry:
+    time: str
+    feature: str
+    outcome: str
+    base: str
+    text: str  # the whole block, verbatim: header line, body, trailing blank line
+
+    @property
+    def body(self) -> str:
+        return self.text.split("\n", 1)[1].strip("\n") if "\n" in self.text else ""
+
+
+@dataclass(frozen=True)
+class Log:
+    head: str  # everything before the first entry: preamble and the index line
+    entries: tuple[Entry, ...]
+
+    @property
+    def preamble(self) -> str:
+        lines = [line for line in self.head.splitlines() if not line.startswith(INDEX_PREFIX)]
+        return "\n".join(lines).strip("\n") + "\n"
+
+    @property
+    def index_line(self) -> str | None:
+        for line in self.head.splitlines():
+            if line.startswith(INDEX_PREFIX):
+                return line
+        return None
+
+    def text(self) -> str:
+        return self.head + "".join(entry.text for entry in self.entries)
+
+
+def parse(text: str) -> Log:
+    starts = [match.start() for match in HEADER.finditer(text)]
+    if not starts:
+        return Log(text, ())
+    entries = []
+    for position, start in enumerate(starts):
+        end = starts[position + 1] if position + 1 < len(starts) else len(text)
+        block = text[start:end]
+        match = HEADER.match(block)
+        assert match is not None
+        entries.append(Entry(match["time"], match["feature"], match["outcome"].strip(),
+                             match["base"], block))  # fmt: skip
+    return Log(text[: starts[0]], tuple(entries))
+
+
+def format_entry(time: str, feature: str, outcome: str, base: str, body: str) -> str:
+    outcome = " ".join(outcome.replace("|", "/").split())
+    text = body.strip("\n")
+    lines = [line for line in text.splitlines()]
+    # A body line that looks like a header would split the entry when read back.
+    safe = [(" " + line) if HEADER.match(line) else line for line in lines]
+    block = f"## {time} | {feature} | {outcome} | {base}\n"
+    if safe:
+        block += "\n".join(safe) + "\n"
+    return block + "\n"
+
+
+def append(text: str, entry_text: str) -> str:
+    """The log with one more entry: the old text is an exact prefix of the new one."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    if text and not text.endswith("\n\n"):
+        text += "\n"
+    return text + entry_text
+
+
+def due(log: Log, keep: int, block: int) -> bool:
+    return len(log.entries) > keep + block
+
+
+@dataclass(frozen=True)
+class Pruned:
+    log_text: str
+    archive_text: str
+    moved: tuple[Entry, ...]
+
+
+def prune(log: Log, archive_text: str, keep: int, blocked_ids: Iterable[str],
+          archive_name: str) -> Pruned:  # fmt: skip
+    """Cut the log back to its newest ``keep`` entries, moving the rest verbatim to the
+    end of the archive; the newest entry about each blocked feature stays in the log."""
+    entries = log.entries
+    cut = max(0, len(entries) - keep)
+    older, newest = entries[:cut], entries[cut:]
+    retained: set[int] = set()
+    for feature_id in set(blocked_ids):
+        if any(e.feature == feature_id for e in newest):
+            continue
+        for position in range(len(older) - 1, -1, -1):
+            if older[position].feature == feature_id:
+                retained.add(position)
+                break
+    moved = tuple(e for i, e in enumerate(older) if i not in retained)
+    kept = tuple(e for i, e in enumerate(older) if i in retained) + newest
+    if not archive_text:
+        archive_text = ARCHIVE_HEAD + "\n"
+    new_archive = archive_text
+    moved_text = "".join(entry.text for entry in moved)
+    # A prune interrupted after writing the archive already put these entries there.
+    if not (moved and archive_text.endswith(moved_text)):
+        for entry in moved:
+            new_archive = append(new_archive, entry.text)
+    archived = parse(new_archive).entries
+    head = log.preamble + "\n" + index_line(archived, archive_name) + "\n\n"
+    return Pruned(head + "".join(e.text for e in kept), new_archive, moved)
+
+
+def index_line(archived: Sequence[Entry], archive_name: str) -> str:
+    """Derived from the archive itself each time, never from an earlier index line."""
+    ids = sorted({e.feature for e in archived})
+    dates = sorted(e.time[:10] for e in archived)
+    span_ids = f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "-")
+    span_dates = f"{dates[0]}..{dates[-1]}" if len(dates) > 1 else (dates[0] if dates else "-")
+    return (f"{INDEX_PREFIX}{len(archived)} earlier entries archived in {archive_name} "
+            f"({span_ids}, {span_dates})")  # fmt: skip
+
+
+def newest_entries(log: Log, count: int) -> tuple[Entry, ...]:
+    return log.entries[-count:] if count > 0 else ()

@@ -1,0 +1,454 @@
+"""The unit of work: claim, verify, finish or revert, release — plus unblock and notes.
+
+Every state change is a sequence of atomic steps chosen so that a kill at any instant leaves
+HEAD at the base or at the new commit, valid files, and a claim that is visible and can be
+finished, reverted or released. Re-running an interrupted `finish` or `revert` completes it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Callable
+
+from shiftkit import claims, features, gitio, progress, rules, state, verify
+from shiftkit.atomic import atomic_write
+from shiftkit.context import (
+    Context, commit, head_trailer, iso_now, log_time, pending_note_path, read_optional,
+    record_verified_at, short, work_tree_id, write_features, write_log,
+)  # fmt: skip
+from shiftkit.errors import BadInput, Refused
+from shiftkit.project import read_features
+
+Say = Callable[[str], None]
+
+
+def require_claim(ctx: Context, action: str) -> dict[str, Any]:
+    record = claims.local_claim(ctx.git_dir)
+    if record is None:
+        raise Refused(f"no open claim in this worktree, nothing to {action}; "
+                      f"take one with `shiftkit claim`")  # fmt: skip
+    return record
+
+
+def verifier_of(ctx: Context, feature: features.Feature) -> str:
+    command = features.effective_verify(feature, ctx.config.verify)
+    if command is None:
+        raise Refused(f"{feature.id} has no verify command and no project-wide 'verify' is set "
+                      f"in .shiftkit.toml, so it cannot become passing")  # fmt: skip
+    return command
+
+
+def _last_failure_path(ctx: Context) -> Any:
+    return state.worktree_state(ctx.git_dir) / "last-failure.json"
+
+
+def record_failure(ctx: Context, feature_id: str, outcome: verify.Outcome) -> None:
+    state.write_json(_last_failure_path(ctx), {
+        "feature": feature_id,
+        "signature": verify.signature(outcome.output),
+        "summary": outcome.summary(),
+        "tail": outcome.tail(10),
+    })  # fmt: skip
+
+
+# -- claim and release ---------------------------------------------------------------------
+
+
+def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
+    from shiftkit import startup
+
+    if ctx.config.claims.remote:
+        raise BadInput(".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
+                       "supported by this version; leave it empty")  # fmt: skip
+    held = claims.local_claim(ctx.git_dir)
+    if held is not None:
+        raise Refused(f"this worktree already holds a claim on {held['feature']} (one feature at a "
+                      f"time): finish it, revert it, or `shiftkit release` it first")  # fmt: skip
+    if gitio.branch(ctx.root) is None:
+        raise Refused("HEAD is detached; check out a branch before claiming "
+                      "(e.g. `git switch -c shift-work`)")  # fmt: skip
+    dirty = gitio.status_lines(ctx.root)
+    if dirty:
+        raise Refused(f"the work tree is not clean ({dirty[0][3:]}"
+                      f"{' and more' if len(dirty) > 1 else ''}); commit or stash it before "
+                      f"claiming, so a revert can restore exactly this state")  # fmt: skip
+    if not startup.has_green_check(ctx):
+        say("no start check at this HEAD in this worktree yet: running it now")
+        startup.run_checks(ctx, say)
+    feature_list = read_features(ctx.project)
+    taken = claims.list_claims(ctx.root)
+    if feature_id is None:
+        repair = [i for i in startup.repair_first(ctx)
+                  if (f := feature_list.get(i)) is not None and features.is_open(f) and i not in taken]
+        chosen = feature_list.by_id[repair[0]] if repair else features.next_feature(feature_list, taken)
+        if chosen is None:
+            if feature_list.features and all(f.passes for f in feature_list.features):
+                say(features.all_pass_message(feature_list))
+                return 0
+            raise Refused("no feature can be claimed: every open feature is blocked, claimed "
+                          "or waiting on a dependency (`shiftkit status`)")  # fmt: skip
+    else:
+        chosen = features.require(feature_list, feature_id, ctx.config.features)
+        _check_claimable(feature_list, chosen)
+    base = gitio.head_oid(ctx.root)
+    assert base is not None
+    record = claims.new_record(chosen.id, ctx.root, gitio.branch(ctx.root), base,
+                               ctx.config.claims.ttl_hours)  # fmt: skip
+    existing = taken.get(chosen.id)
+    note = ""
+    if existing is not None:
+        if existing.record.get("worktree") == str(ctx.root) and not steal:
+            # Our own claim whose local record was lost (a crash between the two writes).
+            record, oid = existing.record, existing.oid
+        elif not steal:
+            raise claims.ClaimHeld(existing)
+        else:
+            oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
+            note = (f"claim taken over (--steal) from session {existing.record.get('session')} "
+                    f"in {existing.record.get('worktree')}, taken {existing.record.get('taken')}")
+    elif ctx.config.claims.enabled:
+        oid = claims.acquire(ctx.root, record)
+    else:
+        oid = ""
+    claims.save_local(ctx.git_dir, {**record, "oid": oid})
+    if note:
+        _add_note(ctx, note)
+    say(f"claimed {chosen.id}: {chosen.description} (base {short(record['base'])})")
+    return 0
+
+
+def _check_claimable(feature_list: features.FeatureList, feature: features.Feature) -> None:
+    if feature.passes:
+        raise Refused(f"{feature.id} already passes; `shiftkit next` shows what is open")
+    if feature.blocked is not None:
+        raise Refused(f"{feature.id} is blocked ({feature.blocked.reason}); a person must "
+                      f"`shiftkit unblock {feature.id} --note ...` first")  # fmt: skip
+    unmet = [dep for dep in feature.depends_on if not feature_list.by_id[dep].passes]
+    if unmet:
+        raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
+
+
+def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
+    own = claims.local_claim(ctx.git_dir)
+    if feature_id is None or (own is not None and own["feature"] == feature_id):
+        if own is None:
+            raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
+        if own.get("oid"):
+            claims.release_ref(ctx.root, own["feature"], own["oid"])
+        claims.drop_local(ctx.git_dir)
+        _clear_note(ctx)
+        say(f"released {own['feature']} (no attempt counted)")
+        return 0
+    held = claims.list_claims(ctx.root).get(feature_id)
+    if held is None:
+        raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
+    if not steal:
+        raise claims.ClaimHeld(held)
+    if not claims.release_ref(ctx.root, feature_id, held.oid):
+        raise Refused(f"the claim on {feature_id} changed while releasing it; look again")
+    say(f"released {feature_id}, which was held by session {held.record.get('session')}")
+    return 0
+
+
+# -- notes ---------------------------------------------------------------------------------
+
+
+def _add_note(ctx: Context, text: str) -> None:
+    path = pending_note_path(ctx)
+    atomic_write(path, read_optional(path) + text.strip() + "\n")
+
+
+def _clear_note(ctx: Context) -> None:
+    try:
+        pending_note_path(ctx).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def note(ctx: Context, text: str, say: Say) -> int:
+    record = require_claim(ctx, "note")
+    if not text.strip():
+        raise BadInput("the note is empty; say what you learned or what to watch out for")
+    _add_note(ctx, text)
+    say(f"noted for the {record['feature']} log entry")
+    return 0
+
+
+# -- verify --------------------------------------------------------------------------------
+
+
+def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool, str]:
+    """Run (or reuse) the verifier on the work tree; returns (passed, tree id)."""
+    command = verifier_of(ctx, feature)
+    tree = work_tree_id(ctx)
+    if verify.is_cached(ctx.common_dir, tree, command):
+        say(f"{feature.id}: passed (cached for tree {short(tree)}): {command}")
+        return True, tree
+    say(f"{feature.id}: running {command}")
+    outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+    if outcome.ok:
+        verify.record_pass(ctx.common_dir, tree, command)
+        record_verified_at(ctx, [feature.id])
+        say(f"{feature.id}: passed in {outcome.seconds:.1f}s")
+        return True, tree
+    record_failure(ctx, feature.id, outcome)
+    say(f"{feature.id}: FAILED ({outcome.summary()}); last lines of the output:")
+    say(outcome.tail() or "(no output)")
+    return False, tree
+
+
+def verify_cmd(ctx: Context, feature_id: str | None, say: Say) -> int:
+    feature_list = read_features(ctx.project)
+    if feature_id is None:
+        feature_id = require_claim(ctx, "verify")["feature"]
+    feature = features.require(feature_list, feature_id, ctx.config.features)
+    passed, _ = verify_work(ctx, feature, say)
+    return 0 if passed else 1
+
+
+# -- finish --------------------------------------------------------------------------------
+
+
+def _already_committed(ctx: Context, record: dict[str, Any]) -> bool:
+    return bool(record.get("oid")) and record["oid"] in head_trailer(ctx, "Shiftkit-Claim")
+
+
+def _close_claim(ctx: Context, record: dict[str, Any]) -> None:
+    if record.get("oid"):
+        claims.release_ref(ctx.root, record["feature"], record["oid"])
+    claims.drop_local(ctx.git_dir)
+    _clear_note(ctx)
+    try:
+        _last_failure_path(ctx).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def _without_crashed_entry(log_text: str, feature_id: str, base: str, outcome_start: str) -> str:
+    """An entry this claim wrote before a crash is dropped, so a re-run writes it once."""
+    log = progress.parse(log_text)
+    if log.entries:
+        last = log.entries[-1]
+        if last.feature == feature_id and last.base == base and last.outcome.startswith(outcome_start):
+            return log.head + "".join(e.text for e in log.entries[:-1])
+    return log_text
+
+
+def _entry_body(ctx: Context, first: str, extra: str | None) -> str:
+    parts = [first.strip()]
+    pending = read_optional(pending_note_path(ctx)).strip()
+    if pending:
+        parts.append(pending)
+    if extra and extra.strip():
+        parts.append(extra.strip())
+    return "\n".join(parts)
+
+
+def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
+    record = require_claim(ctx, "finish")
+    feature_id, base = record["feature"], record["base"]
+    if _already_committed(ctx, record):
+        _close_claim(ctx, record)
+        say(f"{feature_id} was already committed at HEAD; claim released")
+        return 0
+    subject = f"{feature_id}: {summary.strip()}"
+    problems = rules.check_message(subject)
+    if problems:
+        raise BadInput(f"-m: {problems[0].message}")
+    feature_list = read_features(ctx.project)
+    feature = features.require(feature_list, feature_id, ctx.config.features)
+    passed, _ = verify_work(ctx, feature, say)
+    if not passed:
+        raise Refused(f"{feature_id} does not pass; nothing was changed. Fix it and run "
+                      f"`shiftkit finish` again, or `shiftkit revert --reason ...`")  # fmt: skip
+    flipped = feature_list.replace_feature(replace(feature, passes=True))
+    head_log = read_optional(ctx.project.progress_path)
+    log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
+    entry = progress.format_entry(log_time(), feature_id, "passed", short(base),
+                                  _entry_body(ctx, summary, extra_note))  # fmt: skip
+    write_features(ctx, flipped)
+    write_log(ctx, progress.append(log_text, entry), _blocked_ids(flipped))
+    gitio.run(["add", "-A"], ctx.root)
+    tree = gitio.write_tree(ctx.root)
+    command = verifier_of(ctx, feature)
+    # The committed tree is the verified work tree plus shiftkit's own bookkeeping.
+    verify.record_pass(ctx.common_dir, tree, command)
+    message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: {tree}\n"
+               f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
+    new_head = commit(ctx, message)
+    _close_claim(ctx, record)
+    say(f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
+        f"{short(tree)}); claim released")  # fmt: skip
+    return 0
+
+
+def _blocked_ids(feature_list: features.FeatureList) -> list[str]:
+    return [f.id for f in feature_list.features if f.blocked is not None]
+
+
+# -- revert --------------------------------------------------------------------------------
+
+
+def _failure_history_path(ctx: Context) -> Any:
+    return state.repo_state(ctx.common_dir) / "failure-signatures.json"
+
+
+def revert(ctx: Context, reason: str, say: Say) -> int:
+    record = require_claim(ctx, "revert")
+    if not reason.strip():
+        raise BadInput("--reason is empty; say why the attempt failed")
+    feature_id, base = record["feature"], record["base"]
+    if _already_committed(ctx, record):
+        _close_claim(ctx, record)
+        say(f"the revert of {feature_id} was already recorded at HEAD; claim released")
+        return 0
+    failure = state.read_json(_last_failure_path(ctx))
+    if not isinstance(failure, dict) or failure.get("feature") != feature_id:
+        failure = None
+    gitio.run(["reset", "-q", "--hard", base], ctx.root)
+    # -d without -x: untracked files of the attempt go; ignored files and .git stay.
+    gitio.run(["clean", "-f", "-d", "-q"], ctx.root)
+
+    feature_list = read_features(ctx.project)
+    feature = features.require(feature_list, feature_id, ctx.config.features)
+    attempts = feature.attempts + 1
+    history_path = _failure_history_path(ctx)
+    history = state.read_json(history_path) or {}
+    seen = history.get(feature_id, [])
+    signature = failure["signature"] if failure else None
+    repeated = signature is not None and signature in seen
+    blocked = None
+    if attempts >= ctx.config.max_attempts or repeated:
+        why = (f"the same failure twice ({signature})" if repeated
+               else f"{attempts} failed attempts (max_attempts = {ctx.config.max_attempts})")
+        blocked = features.Blocked(f"{why}; last: {reason.strip()}", iso_now(), attempts)
+    updated = feature_list.replace_feature(replace(feature, attempts=attempts, blocked=blocked))
+    outcome = f"attempt {attempts} failed, {'blocked' if blocked else 'reverted'}"
+    body_lines = [reason.strip()]
+    if failure:
+        body_lines.append(f"verifier: {failure['summary']}; failure signature {signature}")
+        body_lines += [f"    {line}" for line in failure["tail"].splitlines()[-5:]]
+    log_text = _without_crashed_entry(read_optional(ctx.project.progress_path), feature_id,
+                                      short(base), f"attempt {attempts} failed")  # fmt: skip
+    entry = progress.format_entry(log_time(), feature_id, outcome, short(base),
+                                  _entry_body(ctx, "\n".join(body_lines), None))  # fmt: skip
+    write_features(ctx, updated)
+    write_log(ctx, progress.append(log_text, entry), _blocked_ids(updated))
+    subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
+    message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.get('oid') or '-'}\n"
+    cfg = ctx.config
+    new_head = commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive])
+    if signature is not None and not repeated:
+        history[feature_id] = seen + [signature]
+        state.write_json(history_path, history)
+    _close_claim(ctx, record)
+    say(f"reverted to {short(base)}; recorded attempt {attempts} of {feature_id} in "
+        f"{short(new_head)}; claim released")  # fmt: skip
+    if blocked is not None:
+        say(f"{feature_id} is now BLOCKED ({blocked.reason}); a person must unblock it")
+    _reset_environment(ctx, say)
+    return 0
+
+
+def _reset_environment(ctx: Context, say: Say) -> None:
+    command = ctx.config.env_reset
+    if command:
+        outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+        say(f"environment reset ({command}): {outcome.summary()}")
+        if not outcome.ok:
+            say(outcome.tail(5))
+        return
+    ignored = [line for line in gitio.out(["status", "--porcelain", "--ignored"], ctx.root)
+               .splitlines() if line.startswith("!!")]  # fmt: skip
+    say("not restored: ignored files"
+        + (f" ({len(ignored)} paths, e.g. {ignored[0][3:]})" if ignored else "")
+        + ", running processes, databases and installed packages; set 'env_reset' in "
+        "[shiftkit] of .shiftkit.toml to reset them after a revert")
+
+
+# -- unblock -------------------------------------------------------------------------------
+
+
+def _require_bookkeeping_clean(ctx: Context) -> None:
+    cfg = ctx.config
+    dirty = gitio.out(["status", "--porcelain", "--", cfg.features, cfg.progress], ctx.root)
+    if dirty.strip():
+        raise Refused(f"{cfg.features} or {cfg.progress} has uncommitted changes; commit or "
+                      f"restore them first")  # fmt: skip
+
+
+def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
+    if not note_text.strip():
+        raise BadInput("--note is empty; say what changed so the feature can be tried again")
+    _require_bookkeeping_clean(ctx)
+    feature_list = read_features(ctx.project)
+    feature = features.require(feature_list, feature_id, ctx.config.features)
+    if feature.blocked is None:
+        raise Refused(f"{feature_id} is not blocked")
+    updated = feature_list.replace_feature(replace(feature, blocked=None, attempts=0))
+    head = gitio.head_oid(ctx.root)
+    entry = progress.format_entry(log_time(), feature_id, "unblocked", short(head),
+                                  f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})")
+    write_features(ctx, updated)
+    write_log(ctx, progress.append(read_optional(ctx.project.progress_path), entry),
+               _blocked_ids(updated))  # fmt: skip
+    cfg = ctx.config
+    new_head = commit(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n",
+                      [cfg.features, cfg.progress, cfg.log.archive])  # fmt: skip
+    say(f"{feature_id} is unblocked (attempts reset) in {short(new_head)}")
+    return 0
+
+
+# -- log -----------------------------------------------------------------------------------
+
+
+def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
+    cfg = ctx.config
+    text = read_optional(ctx.project.progress_path)
+    if not do_prune:
+        say(text.rstrip("\n"))
+        return 0
+    if claims.local_claim(ctx.git_dir) is not None:
+        raise Refused("a claim is open; the log is pruned only at unit boundaries (finish, "
+                      "revert or release first)")  # fmt: skip
+    _require_bookkeeping_clean(ctx)
+    log = progress.parse(text)
+    if not progress.due(log, cfg.log.keep, cfg.log.block):
+        say(f"nothing to prune: {len(log.entries)} entries, pruned above "
+            f"{cfg.log.keep + cfg.log.block}")  # fmt: skip
+        return 0
+    write_log(ctx, text, _blocked_ids(read_features(ctx.project)))
+    new_head = commit(ctx, "Prune the progress log into the archive\n",
+                      [cfg.progress, cfg.log.archive])  # fmt: skip
+    say(f"pruned the log in {short(new_head)}")
+    return 0
+
+
+# -- the agent harness's Stop hook -----------------------------------------------------------
+
+
+def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
+    """Claude Code's Stop hook: exit 2 (reason on stderr) while a claim is open and the
+    tree is dirty; when already sent back once, let it stop and write that down."""
+    record = claims.local_claim(ctx.git_dir)
+    if record is None:
+        return 0
+    dirty = gitio.status_lines(ctx.root)
+    if not dirty:
+        return 0
+    try:
+        payload = json.loads(hook_input) if hook_input.strip() else {}
+    except json.JSONDecodeError:
+        payload = {}
+    active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
+    feature_id = record["feature"]
+    if active:
+        _add_note(ctx, f"[{iso_now()}] the session stopped with {feature_id} claimed and "
+                       f"{len(dirty)} uncommitted paths (e.g. {dirty[0][3:]})")  # fmt: skip
+        return 0
+    say_err(f"{feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
+            f"run `shiftkit finish -m ...` if it works, `shiftkit revert --reason ...` if not, "
+            f"or `shiftkit release` to hand it back, before stopping")  # fmt: skip
+    return 2
+
