@@ -1,13 +1,16 @@
-"""`shiftkit demo`: scaffold a sample project and play shifts in it through the real hooks."""
+"""`shiftkit demo`: scaffold a sample project and play a few shifts in it, through the real
+hooks, with a scripted stand-in for the agent's model."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
 from pathlib import Path
 
 from shiftkit import gitio, scaffold
+from shiftkit.errors import Refused
 
 DEMO_IDENTITY = {
     "GIT_AUTHOR_NAME": "shiftkit demo",
@@ -16,14 +19,127 @@ DEMO_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "demo@shiftkit.invalid",
 }
 
+INITIAL_FEATURES = {"features": [
+    {"id": "F001", "category": "functional", "description": "A todo item can be added and listed",
+     "steps": ["add('milk')", "items() lists 'milk'"], "verify": "python3 -m unittest -q tests/test_add.py",
+     "passes": False},
+    {"id": "F002", "category": "functional", "description": "A todo item can be completed",
+     "steps": ["add('milk')", "complete('milk')", "'milk' is done"],
+     "verify": "python3 -m unittest -q tests/test_complete.py", "passes": False},
+]}  # fmt: skip
+
+VERIFIERS = {
+    "tests/test_add.py": (
+        "import unittest\nfrom todo.store import Store\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_add(self):\n        s = Store()\n        s.add('milk')\n"
+        "        self.assertEqual(s.items(), ['milk'])\n"
+    ),
+    "tests/test_complete.py": (
+        "import unittest\nfrom todo.store import Store\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_complete(self):\n        s = Store()\n        s.add('milk')\n"
+        "        s.complete('milk')\n        self.assertTrue(s.is_done('milk'))\n"
+    ),
+}
+
+STORE_V1 = (
+    "class Store:\n    def __init__(self):\n        self._items = []\n\n"
+    "    def add(self, title):\n        self._items.append(title)\n\n"
+    "    def items(self):\n        return list(self._items)\n"
+)
+STORE_BUGGY = STORE_V1 + (
+    "\n    def complete(self, title):\n        pass\n\n"
+    "    def is_done(self, title):\n        return False\n"
+)
+STORE_V2 = STORE_V1.replace("self._items = []", "self._items = []\n        self._done = set()") + (
+    "\n    def complete(self, title):\n        self._done.add(title)\n\n"
+    "    def is_done(self, title):\n        return title in self._done\n"
+)
+
 
 def run(directory: Path | None) -> int:
-    target = directory or Path(tempfile.mkdtemp(prefix="shiftkit-demo-")) / "todo-app"
+    target = (directory or Path(tempfile.mkdtemp(prefix="shiftkit-demo-")) / "todo-app").resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     if not gitio.has_identity(target.parent):
         # A fresh machine has no git identity; the demo's commits use a demo one.
         os.environ.update(DEMO_IDENTITY)
-    print(f"== scaffolding a sample project in {target}")
-    scaffold.new(target, {"project_name": "todo-app"}, defaults=True, quiet=True)
-    print("== shiftkit status")
-    return subprocess.run(["shiftkit", "status"], cwd=target).returncode
+    initial = target.parent / "initial-features.json"
+    initial.write_text(json.dumps(INITIAL_FEATURES, indent=2) + "\n", encoding="utf-8")
+
+    _title(f"Initializer: scaffold {target} (copier template, hooks, first commit)")
+    scaffold.new(
+        target,
+        {"project_name": "todo-app", "goal": "A small todo library, built one verified feature at a time.",
+         "smoke_command": "python3 -c 'import todo'"},
+        defaults=True, features_file=initial, quiet=True,
+    )  # fmt: skip
+    shell = _Shell(target)
+    shell.shiftkit("status")
+    for name, text in VERIFIERS.items():
+        _write(target / name, text)
+    shell.git("add", "-A")
+    shell.git("commit", "-q", "-m", "Add the verifiers for F001 and F002")
+
+    _title("Shift 1: the environment (F000)")
+    shell.shiftkit("start", "--brief", "--no-check")
+    shell.shiftkit("claim")
+    _write(target / "todo" / "__init__.py", '"""A small todo library."""\n')
+    shell.shiftkit("finish", "-m", "create the todo package")
+
+    _title("Shift 2: add and list (F001)")
+    shell.shiftkit("claim")
+    _write(target / "todo" / "store.py", STORE_V1)
+    shell.shiftkit("verify")
+    shell.shiftkit("finish", "-m", "add and list todo items", "--note", "completion is next")
+
+    _title("Shift 3: complete (F002), a broken attempt")
+    shell.shiftkit("claim")
+    _write(target / "todo" / "store.py", STORE_BUGGY)
+    shell.shiftkit("finish", "-m", "complete todo items", expect_fail=True)
+    shell.shiftkit("revert", "--reason", "complete() was a stub; is_done() never true")
+
+    _title("Shift 4: complete (F002), done properly")
+    shell.shiftkit("claim")
+    _write(target / "todo" / "store.py", STORE_V2)
+    shell.shiftkit("finish", "-m", "complete todo items")
+
+    _title("The hooks refuse what the protocol forbids")
+    _write(target / "NOTES.md", "scratch\n")
+    shell.git("add", "NOTES.md")
+    shell.git("commit", "-m", "wip", expect_fail=True)
+    shell.git("reset", "-q", "NOTES.md")
+    (target / "NOTES.md").unlink()
+
+    _title("Where the project stands")
+    shell.shiftkit("status")
+    shell.git("log", "--oneline")
+    print(f"\nThe demo project is in {target}; `cd` there and try `shiftkit start`.")
+    return 0
+
+
+def _title(text: str) -> None:
+    print(f"\n=== {text}")
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"  (agent) wrote {path.name}")
+
+
+class _Shell:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def shiftkit(self, *args: str, expect_fail: bool = False) -> None:
+        self._run(["shiftkit", *args], expect_fail)
+
+    def git(self, *args: str, expect_fail: bool = False) -> None:
+        self._run(["git", *args], expect_fail)
+
+    def _run(self, argv: list[str], expect_fail: bool) -> None:
+        print(f"$ {' '.join(argv)}")
+        proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
+        for line in (proc.stdout + proc.stderr).rstrip().splitlines():
+            print(f"  {line}")
+        if (proc.returncode != 0) != expect_fail:
+            raise Refused(f"demo: `{' '.join(argv)}` exited {proc.returncode} unexpectedly")

@@ -259,7 +259,7 @@ def render(data: dict[str, Any]) -> str:
     if data["index_line"]:
         out.append(data["index_line"])
     for entry in data["entries"]:
-        out.append(entry)
+        out += ["", entry]
     if data["decisions"]:
         out.append("")
         out.append("## newest decisions")

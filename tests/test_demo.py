@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git_ok, shiftkit
+
+
+def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
+    target = tmp_path / "demo" / "todo-app"
+    result = shiftkit(tmp_path, "demo", str(target))
+    assert result.returncode == 0, result.output
+    assert "rule 9" in result.stdout  # the bare "wip" commit was refused by the hook
+    assert "all 3 features pass — nothing to do" in shiftkit(target, "status").stdout
+    subjects = git_ok(target, "log", "--format=%s").splitlines()
+    assert subjects[:4] == ["F002: complete todo items", "F002: attempt 1 failed, reverted",
+                            "F001: add and list todo items", "F000: create the todo package"]
+    assert git_ok(target, "status", "--porcelain") == ""
