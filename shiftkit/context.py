@@ -115,18 +115,28 @@ def pending_note_path(ctx: Context) -> Path:
     return state.worktree_state(ctx.git_dir) / "pending-note.txt"
 
 
-def write_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> None:
-    """Write the progress log, pruning it into the archive first when it is due."""
+def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, str | None]:
+    """The log to write, and the new archive when a prune is due (else None)."""
     from shiftkit import progress
 
     cfg = ctx.config
     log = progress.parse(log_text)
-    if progress.due(log, cfg.log.keep, cfg.log.block):
-        pruned = progress.prune(log, read_optional(ctx.project.archive_path), cfg.log.keep,
-                                blocked_ids, cfg.log.archive)  # fmt: skip
+    if not progress.due(log, cfg.log.keep, cfg.log.block):
+        return log_text, None
+    pruned = progress.prune(log, read_optional(ctx.project.archive_path), cfg.log.keep,
+                            blocked_ids, cfg.log.archive)  # fmt: skip
+    return pruned.log_text, pruned.archive_text
+
+
+def write_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> None:
+    """Write the progress log, pruning it into the archive first when it is due."""
+    write_planned_log(ctx, *plan_log(ctx, log_text, blocked_ids))
+
+
+def write_planned_log(ctx: Context, log_text: str, archive_text: str | None) -> None:
+    if archive_text is not None:
         # Archive first: a crash in between leaves entries in both files, never in neither.
-        atomic_write(ctx.project.archive_path, pruned.archive_text)
-        log_text = pruned.log_text
+        atomic_write(ctx.project.archive_path, archive_text)
     atomic_write(ctx.project.progress_path, log_text)
 
 

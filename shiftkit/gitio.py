@@ -140,3 +140,31 @@ def has_identity(cwd: Path) -> bool:
         run(["var", "GIT_AUTHOR_IDENT"], cwd, check=False).returncode == 0
         and run(["var", "GIT_COMMITTER_IDENT"], cwd, check=False).returncode == 0
     )
+
+
+def read_blobs(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
+    """Many blobs in one `git cat-file --batch` (``REV:path``, ``:path`` or an oid)."""
+    if not specs:
+        return []
+    proc = subprocess.run(
+        ["git", "cat-file", "--batch"], cwd=cwd, input="\n".join(specs).encode() + b"\n",
+        capture_output=True,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        raise GitFailed(["cat-file", "--batch"], proc.returncode, proc.stderr.decode(errors="replace"))
+    data = proc.stdout
+    results: list[str | None] = []
+    position = 0
+    for _ in specs:
+        end = data.index(b"\n", position)
+        header = data[position:end].split()
+        position = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            if len(header) == 3:  # an object of another type: skip its content
+                position += int(header[2]) + 1
+            results.append(None)
+            continue
+        size = int(header[2])
+        results.append(data[position : position + size].decode("utf-8", "surrogateescape"))
+        position += size + 1
+    return results

@@ -11,11 +11,11 @@ import json
 from dataclasses import replace
 from typing import Any, Callable
 
-from shiftkit import claims, features, gitio, progress, rules, state, verify
+from shiftkit import claims, features, gitio, progress, rules, snapshot, state, verify
 from shiftkit.atomic import atomic_write
 from shiftkit.context import (
     Context, commit, head_trailer, iso_now, log_time, pending_note_path, read_optional,
-    record_verified_at, short, work_tree_id, write_features, write_log,
+    plan_log, record_verified_at, short, work_tree_id, write_features, write_log, write_planned_log,
 )  # fmt: skip
 from shiftkit.errors import BadInput, Refused
 from shiftkit.project import read_features
@@ -267,20 +267,40 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
     entry = progress.format_entry(log_time(), feature_id, "passed", short(base),
                                   _entry_body(ctx, summary, extra_note))  # fmt: skip
+    new_log, new_archive = plan_log(ctx, progress.append(log_text, entry), _blocked_ids(flipped))
+    message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
+               f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
+    _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
     write_features(ctx, flipped)
-    write_log(ctx, progress.append(log_text, entry), _blocked_ids(flipped))
+    write_planned_log(ctx, new_log, new_archive)
     gitio.run(["add", "-A"], ctx.root)
     tree = gitio.write_tree(ctx.root)
     command = verifier_of(ctx, feature)
     # The committed tree is the verified work tree plus shiftkit's own bookkeeping.
     verify.record_pass(ctx.common_dir, tree, command)
-    message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: {tree}\n"
-               f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
-    new_head = commit(ctx, message)
+    new_head = commit(ctx, message.replace("TREE", tree))
     _close_claim(ctx, record)
     say(f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
         f"{short(tree)}); claim released")  # fmt: skip
     return 0
+
+
+def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str | None,
+              message: str, feature_id: str) -> None:  # fmt: skip
+    """The hooks' rules (bar the verifier, which just passed) over the planned commit, so a
+    refusal comes before anything is written."""
+    cfg = ctx.config
+    names = (cfg.features, cfg.progress, cfg.log.archive)
+    parents, texts = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
+    archive = archive_text if archive_text is not None else parents[0].archive
+    proposed = rules.Proposed(features_text, log_text, archive)
+    report = rules.evaluate(
+        parents, proposed, rules_to_check=rules.ALL - {4}, names=names, message=message,
+        claimed=feature_id, claims_enabled=cfg.claims.enabled,
+        trusted=snapshot.trusted_items(parents, texts, ctx.common_dir),
+    )  # fmt: skip
+    if report.violations:
+        raise Refused(f"{report.violations[0]}; nothing was changed")
 
 
 def _blocked_ids(feature_list: features.FeatureList) -> list[str]:
