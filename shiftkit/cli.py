@@ -323,6 +323,65 @@ def stop_check() -> int:
 
 
 @cli.command()
+@click.option("--since", metavar="REV", help="Check only the commits after REV (default: all).")
+@click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def audit(since: str | None, reverify: bool, as_json: bool) -> int:
+    """Check every commit in range against the rules (for CI)."""
+    from shiftkit import audit as audit_mod
+
+    ctx = _context()
+    checked = len(audit_mod.commits_in(ctx.root, since))
+    findings = audit_mod.audit(ctx, since, reverify, lambda text: click.echo(text, err=True))
+    if as_json:
+        _emit_json(audit_mod.as_json(findings, checked))
+    else:
+        click.echo(audit_mod.render(findings, checked))
+    return REFUSED if any(f.violations for f in findings) else OK
+
+
+@cli.command()
+def guard() -> int:
+    """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
+    from shiftkit import guard as guard_mod
+
+    raw = "" if sys.stdin.isatty() else sys.stdin.read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        # Exit 1 is a non-blocking error in the hook contract: say so, block nothing.
+        click.echo(f"shiftkit: guard: the hook input is not JSON ({exc.msg}); allowing", err=True)
+        return REFUSED
+    if not isinstance(payload, dict):
+        click.echo("shiftkit: guard: the hook input is not a JSON object; allowing", err=True)
+        return REFUSED
+    root: Path | None = None
+    features_name = "features.json"
+    try:
+        proj = project.find(payload.get("cwd") or None)
+        root, features_name = proj.root, proj.config.features
+    except ShiftkitError:
+        pass
+    reason = guard_mod.decide(payload, root, features_name)
+    if reason is None:
+        return OK
+    click.echo(f"shiftkit guard: {reason}", err=True)
+    return USAGE  # 2: Claude Code blocks the call and shows the reason to the model
+
+
+@cli.command("install-hooks")
+@click.option("--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit).")
+def install_hooks(force: bool) -> int:
+    """Install plain git hook shims (for repositories without the pre-commit framework)."""
+    from shiftkit import install
+
+    proj = project.find()
+    for path in install.install(proj.root, force):
+        click.echo(f"installed {path}")
+    return OK
+
+
+@cli.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path))
 def demo(directory: Path | None) -> int:
     """Scaffold a sample project and show its status."""

@@ -21,3 +21,8 @@ def template_root() -> Path:
 
 def schema_path() -> Path:
     return template_root() / "template" / ".shiftkit" / "features.schema.json"
+
+
+def hooks_dir() -> Path:
+    """The plain git hook shims, for repositories without the pre-commit framework."""
+    return template_root() / "hooks"

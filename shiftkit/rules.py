@@ -159,13 +159,15 @@ def override_reason(message: str | None) -> str | None:
 
 
 def flipped(parents: Sequence[Side], staged: features.FeatureList) -> list[str]:
-    """Features passing now and in none of the parents (a merge is not a new flip)."""
+    """Features that existed, and pass now but in none of the parents (a merge is not a new
+    flip). A feature new in this commit is no flip: rule 2 refuses it if it passes."""
     result = []
     for feature in staged.features:
         if not feature.passes:
             continue
-        before = [p.features.get(feature.id) if p.features else None for p in parents]
-        if not any(f is not None and f.passes for f in before):
+        before = [p.features.get(feature.id) for p in parents if p.features]
+        existing = [f for f in before if f is not None]
+        if existing and not any(f.passes for f in existing):
             result.append(feature.id)
     return result
 

@@ -124,18 +124,26 @@ def extend(base: features.FeatureList, extra: features.FeatureList, source: str)
 # -- the template's task -------------------------------------------------------------------
 
 
-def template_paths(cfg: config_mod.Config) -> set[str]:
-    """The files a scaffold is made of, as paths relative to its root."""
+def template_paths(destination: Path) -> set[str]:
+    """The files a scaffold is made of, as paths relative to its root: the template's file
+    names rendered with the answers the copy recorded."""
+    import jinja2
+    import yaml
+
+    answers_file = destination / ".copier-answers.yml"
+    try:
+        answers = yaml.safe_load(answers_file.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError):
+        answers = {}
+    context = {**answers, "_copier_conf": {"answers_file": ".copier-answers.yml"}}
     base = template_root() / "template"
     paths = {".copier-answers.yml"}
     for path in base.rglob("*"):
         if path.is_dir():
             continue
-        relative = path.relative_to(base).as_posix()
-        relative = relative.replace("{{ progress_file }}", cfg.progress)
-        relative = relative.replace("{{ _copier_conf.answers_file }}", ".copier-answers.yml")
-        if "{%" in relative:
-            continue
+        relative = jinja2.Template(path.relative_to(base).as_posix()).render(context)
+        if any(not part for part in relative.split("/")):
+            continue  # a conditional name that rendered empty: not part of this scaffold
         paths.add(relative.removesuffix(".jinja"))
     return paths
 
@@ -150,7 +158,7 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     cfg = config_mod.load(destination)
     has_history = gitio.head_oid(destination) is not None
     if has_history:
-        ours = template_paths(cfg)
+        ours = template_paths(destination)
         foreign = [line[3:] for line in gitio.status_lines(destination) if line[3:] not in ours]
         if foreign:
             raise Refused(
@@ -166,7 +174,7 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
         combined = extend(current, read_import(Path(features_import)), features_import)
         atomic_write(features_path, features.dumps(combined))
     if has_history:
-        paths = sorted(p for p in template_paths(cfg) if (destination / p).exists())
+        paths = sorted(p for p in template_paths(destination) if (destination / p).exists())
         gitio.run(["add", "--", *paths], destination)
     else:
         gitio.run(["add", "-A"], destination)

@@ -1,0 +1,41 @@
+"""`shiftkit install-hooks`: plain git hook shims for repositories without the pre-commit
+framework."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from shiftkit import gitio
+from shiftkit.errors import Refused
+from shiftkit.resources import hooks_dir
+
+HOOKS = ("pre-commit", "commit-msg")
+MARKER = "shiftkit"
+
+
+def install(root: Path, force: bool) -> list[Path]:
+    configured = gitio.run(["config", "--get", "core.hooksPath"], root, check=False).stdout.strip()
+    if configured:
+        raise Refused(
+            f"core.hooksPath is set to {configured!r}, so git does not run hooks from .git/hooks; "
+            f"shiftkit will not write there. Unset it (`git config --unset core.hooksPath`) or "
+            f"call `shiftkit hook pre-commit` and `shiftkit hook commit-msg \"$1\"` from those hooks"
+        )
+    target = Path(gitio.out(["rev-parse", "--git-path", "hooks"], root).strip())
+    target = target if target.is_absolute() else root / target
+    target.mkdir(parents=True, exist_ok=True)
+    installed = []
+    for name in HOOKS:
+        destination = target / name
+        if destination.exists() and MARKER not in destination.read_text(errors="replace"):
+            if not force:
+                raise Refused(
+                    f"{destination} exists and is not shiftkit's (the pre-commit framework's, or "
+                    f"your own); rerun with --force to replace it (it is kept as {name}.pre-shiftkit)"
+                )
+            shutil.copy2(destination, target / f"{name}.pre-shiftkit")
+        shutil.copyfile(hooks_dir() / name, destination)
+        destination.chmod(0o755)
+        installed.append(destination)
+    return installed
