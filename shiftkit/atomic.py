@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -16,7 +15,10 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         mode: int | None = path.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = None
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    # A name no other writer can pick (pid and random bits), created exclusively: like
+    # tempfile.mkstemp, without importing tempfile on the commit hook's path.
+    tmp_name = str(directory / f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
+    fd = os.open(tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as tmp:
             tmp.write(payload)

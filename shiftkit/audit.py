@@ -89,7 +89,7 @@ def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Fin
             sides, proposed, rules_to_check=rules.ALL, names=names, message=message,
             claimed=named[0] if under_claim and named else None,
             claims_enabled=cfg.claims.enabled, verification=verification,
-            trusted=snapshot.trusted_items(sides, texts, ctx.common_dir),
+            **snapshot.trust(sides, texts, ctx.common_dir),
         )  # fmt: skip
         violations = report.violations
         if proposed.features_text is not None and report.staged is not None and not any(

@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
-from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftkit import gitio, state
 from shiftkit.errors import CLAIM_HELD, ShiftkitError
@@ -22,8 +18,7 @@ from shiftkit.errors import CLAIM_HELD, ShiftkitError
 PREFIX = "refs/shiftkit/claims/"
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     feature: str
     oid: str
     record: dict[str, Any]
@@ -58,8 +53,6 @@ def list_claims(root: Path) -> dict[str, Claim]:
         result[feature_id] = Claim(feature_id, oid, read_record(root, oid))
     return result
 
-
-LOCAL_RECORD = "claim.json"
 
 
 class ClaimHeld(ShiftkitError):
@@ -97,6 +90,10 @@ def session_pid() -> int:
 
 def new_record(feature_id: str, worktree: Path, branch: str | None, base: str,
                ttl_hours: int) -> dict[str, Any]:  # fmt: skip
+    import secrets
+    import socket
+    from datetime import datetime, timedelta, timezone
+
     now = datetime.now(timezone.utc)
     pid = session_pid()
     return {
@@ -146,28 +143,11 @@ def release_ref(root: Path, feature_id: str, oid: str) -> bool:
     return proc.returncode == 0
 
 
-def local_path(git_dir: Path) -> Path:
-    return state.worktree_state(git_dir) / LOCAL_RECORD
-
-
-def local_claim(git_dir: Path) -> dict[str, Any] | None:
-    record = state.read_json(local_path(git_dir))
-    return record if isinstance(record, dict) and "feature" in record else None
-
-
-def save_local(git_dir: Path, record: dict[str, Any]) -> None:
-    state.write_json(local_path(git_dir), record)
-
-
-def drop_local(git_dir: Path) -> None:
-    try:
-        local_path(git_dir).unlink()
-    except FileNotFoundError:
-        pass
-
-
 def staleness(record: dict[str, Any]) -> str | None:
     """Why a claim looks abandoned, or None. Only ever shown: nothing acts on it."""
+    import socket
+    from datetime import datetime, timezone
+
     if record.get("host") == socket.gethostname():
         if record.get("boot_id") and record.get("boot_id") != _boot_id():
             return "the machine has rebooted since"

@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftkit.errors import BadInput
 
 CONFIG_FILE = ".shiftkit.toml"
 
 
-@dataclass(frozen=True)
-class LogConfig:
+class LogConfig(NamedTuple):
     keep: int = 20
     block: int = 10
     archive: str = "progress-archive.txt"
 
 
-@dataclass(frozen=True)
-class ClaimsConfig:
+class ClaimsConfig(NamedTuple):
     enabled: bool = True
     remote: str = ""
     ttl_hours: int = 8
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(NamedTuple):
     features: str = "features.json"
     progress: str = "claude-progress.txt"
     decisions: str = "docs/decisions"
@@ -70,19 +65,20 @@ def parse(text: str, source: str = CONFIG_FILE) -> Config:
     return Config(**values)
 
 
-def _read_table(cls: type, table: dict[str, Any], prefix: str, source: str) -> dict[str, Any]:
-    known = {f.name: f for f in fields(cls)}
-    allowed = set(known) | (set(_SECTIONS) if cls is Config else set())
+def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> dict[str, Any]:
+    defaults: dict[str, Any] = cls._field_defaults
+    allowed = set(defaults) | (set(_SECTIONS) if cls is Config else set())
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in allowed:
+            import difflib
+
             hint = difflib.get_close_matches(key, sorted(allowed), n=1)
             suggestion = f" (did you mean '{prefix}.{hint[0]}'?)" if hint else ""
             raise BadInput(f"{source}: unknown key '{prefix}.{key}'{suggestion}")
         if key in _SECTIONS and cls is Config:
             continue
-        default = getattr(cls(), key)
-        expected = type(default)
+        expected = type(defaults[key])
         if type(value) is not expected:
             raise BadInput(
                 f"{source}: key '{prefix}.{key}' must be {_type_name(expected)}, "

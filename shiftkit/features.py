@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 from shiftkit.errors import BadInput
 
@@ -17,15 +16,17 @@ DEFINITION_FIELDS = ("id", "category", "description", "steps", "verify", "core",
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 
 
-@dataclass(frozen=True)
-class Blocked:
+# NamedTuples rather than dataclasses: the commit hooks import this module, and a
+# dataclass costs generated code at import time (see docs/decisions/0002).
+
+
+class Blocked(NamedTuple):
     reason: str
     since: str
     attempts: int
 
 
-@dataclass(frozen=True)
-class Feature:
+class Feature(NamedTuple):
     id: str
     category: str
     description: str
@@ -38,34 +39,74 @@ class Feature:
     blocked: Blocked | None = None
 
     def definition(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in DEFINITION_FIELDS)
+        return self[: len(DEFINITION_FIELDS)]
 
 
-@dataclass(frozen=True)
 class FeatureList:
-    features: tuple[Feature, ...]
-    schema_ref: str | None = SCHEMA_REF
-    by_id: Mapping[str, Feature] = field(init=False, repr=False, compare=False)
+    """The features in priority order. Built from parsed JSON it stays lazy: a commit hook
+    on a 5,000-feature list turns only the items it looks at into `Feature` objects."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "by_id", {f.id: f for f in self.features})
+    def __init__(self, features: Iterable[Feature] | None = None,
+                 schema_ref: str | None = SCHEMA_REF, *,
+                 items: Sequence[Mapping[str, Any]] | None = None) -> None:  # fmt: skip
+        self._features: tuple[Feature, ...] | None = (
+            tuple(features) if features is not None else None
+        )
+        self._items = items
+        self.schema_ref = schema_ref
+        self._by_id: dict[str, Feature] | None = None
+        self._index: dict[str, int] | None = None
+
+    @property
+    def features(self) -> tuple[Feature, ...]:
+        if self._features is None:
+            self._features = tuple(feature_from_dict(item) for item in self._items or ())
+        return self._features
+
+    @property
+    def items(self) -> Sequence[Mapping[str, Any]]:
+        """The features as parsed JSON objects."""
+        if self._items is None:
+            self._items = [feature_to_dict(f) for f in self.features]
+        return self._items
+
+    @property
+    def by_id(self) -> Mapping[str, Feature]:
+        if self._by_id is None:
+            self._by_id = {f.id: f for f in self.features}
+        return self._by_id
+
+    def __len__(self) -> int:
+        return len(self._features) if self._features is not None else len(self._items or ())
+
+    def position(self, feature_id: str) -> int | None:
+        if self._index is None:
+            self._index = {item["id"]: i for i, item in enumerate(self.items)}
+        return self._index.get(feature_id)
 
     def get(self, feature_id: str) -> Feature | None:
-        return self.by_id.get(feature_id)
+        if self._by_id is not None:
+            return self._by_id.get(feature_id)
+        index = self.position(feature_id)
+        if index is None:
+            return None
+        if self._features is not None:
+            return self._features[index]
+        return feature_from_dict(self.items[index])
 
     def index_of(self, feature_id: str) -> int:
-        for index, feature in enumerate(self.features):
-            if feature.id == feature_id:
-                return index
-        raise KeyError(feature_id)
+        index = self.position(feature_id)
+        if index is None:
+            raise KeyError(feature_id)
+        return index
 
     def replace_feature(self, new: Feature) -> FeatureList:
         index = self.index_of(new.id)
         features = self.features[:index] + (new,) + self.features[index + 1 :]
-        return replace(self, features=features)
+        return FeatureList(features, self.schema_ref)
 
     def append(self, new: Feature) -> FeatureList:
-        return replace(self, features=self.features + (new,))
+        return FeatureList(self.features + (new,), self.schema_ref)
 
 
 def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
@@ -114,14 +155,15 @@ def schema_errors(document: Any) -> str | None:
     return f"{error.json_path}: {error.message}"
 
 
-def check_document(document: Any, source: str, trusted: Sequence[Any] | None = None) -> None:
+def check_document(document: Any, source: str, trusted: Mapping[str, Any] | None = None, *,
+                   text: str | None = None, trusted_text: str | None = None) -> None:
     """Rule 1: valid against the packaged schema, ids unique, dependencies known.
 
-    ``trusted`` is the feature items of a list already known to be valid (HEAD's, when it
-    was validated before): items identical to the one at the same position are not
-    validated again, which keeps the common commit of a large list fast.
+    ``trusted`` is a document already known to be valid (HEAD's, when it was validated
+    before): items identical to the one at the same position are not validated again, which
+    keeps the common commit of a large list fast.
     """
-    problem = _schema_problem(document, trusted)
+    problem = _schema_problem(document, trusted, text, trusted_text)
     if problem is not None:
         raise BadInput(f"{source}: {problem}")
     seen: dict[str, int] = {}
@@ -146,15 +188,28 @@ def check_document(document: Any, source: str, trusted: Sequence[Any] | None = N
                 )
 
 
-def _schema_problem(document: Any, trusted: Sequence[Any] | None) -> str | None:
+def _schema_problem(document: Any, trusted_document: Mapping[str, Any] | None,
+                    text: str | None, trusted_text: str | None) -> str | None:  # fmt: skip
     items = document.get("features") if isinstance(document, dict) else None
-    if trusted is None or not isinstance(items, list):
+    if trusted_document is None or not isinstance(items, list):
         return schema_errors(document)
-    changed = [
-        index
-        for index, item in enumerate(items)
-        if index >= len(trusted) or not same_json(item, trusted[index])
-    ]
+    trusted = trusted_document["features"]
+    same_text = _same_item_texts(text, trusted_text, len(items), len(trusted))
+    if same_text is not None:
+        changed = [i for i in range(len(items)) if i >= len(trusted) or not same_text[i]]
+    else:
+        changed = [
+            index
+            for index, item in enumerate(items)
+            if index >= len(trusted) or not same_json(item, trusted[index])
+        ]
+    skeleton = {k: v for k, v in document.items() if k != "features"}
+    trusted_skeleton = {k: v for k, v in trusted_document.items() if k != "features"}
+    # An item that differs from a valid one only in a boolean `passes` (a flip, a
+    # demotion) is valid: the schema asks nothing more of `passes`.
+    changed = [i for i in changed if i >= len(trusted) or not _only_passes_differs(items[i], trusted[i])]
+    if not changed and same_json(skeleton, trusted_skeleton):
+        return None
     problem = schema_errors({**document, "features": [items[i] for i in changed]})
     if problem is None:
         return None
@@ -165,15 +220,42 @@ def _schema_problem(document: Any, trusted: Sequence[Any] | None) -> str | None:
     )
 
 
+ITEM_SEPARATOR = "\n    },\n    {\n"
+
+
+def _same_item_texts(text: str | None, trusted_text: str | None, count: int,
+                     trusted_count: int) -> list[bool] | None:  # fmt: skip
+    """Which items have the same text in both lists, when both are laid out as `dumps`
+    writes them; None otherwise. Identical text is identical JSON, and comparing strings
+    costs far less than comparing 5,000 parsed items.
+
+    The separator (a line "    }," then a line "    {") can only stand between two
+    elements of an array of objects, and `features` is the only such array, so when the
+    number of pieces equals the number of items, piece i is item i (the first and last
+    pieces carry the document's head and tail as well, which only makes them compare
+    unequal more often).
+    """
+    if text is None or trusted_text is None:
+        return None
+    pieces = text.split(ITEM_SEPARATOR)
+    trusted_pieces = trusted_text.split(ITEM_SEPARATOR)
+    if len(pieces) != count or len(trusted_pieces) != trusted_count:
+        return None
+    return [i < trusted_count and pieces[i] == trusted_pieces[i] for i in range(count)]
+
+
+def _only_passes_differs(item: Any, valid: Mapping[str, Any]) -> bool:
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("passes"), bool)
+        and same_json({**item, "passes": valid.get("passes")}, valid)
+    )
+
+
 def same_json(a: Any, b: Any) -> bool:
-    """Equality that tells ``true`` from ``1`` (Python's ``==`` does not)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
-    return bool(a == b)
+    """Equality of parsed JSON that tells ``true`` from ``1`` and ``1`` from ``1.0``
+    (Python's ``==`` does not; ``repr`` does, and runs in C)."""
+    return bool(a == b) and repr(a) == repr(b)
 
 
 def feature_from_dict(item: Mapping[str, Any]) -> Feature:
@@ -195,23 +277,23 @@ def feature_from_dict(item: Mapping[str, Any]) -> Feature:
 
 
 def from_document(document: Mapping[str, Any]) -> FeatureList:
-    return FeatureList(
-        features=tuple(feature_from_dict(item) for item in document["features"]),
-        schema_ref=document.get("$schema"),
-    )
+    """A list from a document that passed `check_document` (nothing is re-checked)."""
+    return FeatureList(schema_ref=document.get("$schema"), items=document["features"])
 
 
 def loads(
-    text: str, source: str = "features.json", trusted: Sequence[Any] | None = None
+    text: str, source: str = "features.json", trusted: Mapping[str, Any] | None = None,
+    trusted_text: str | None = None,
 ) -> FeatureList:
-    """Parse and fully check a feature list in the current format."""
+    """Parse and fully check a feature list in the current format (``trusted``: a valid
+    list, and its text, to check only what differs from it)."""
     document = parse_json(text, source)
     if isinstance(document, list):
         raise BadInput(
             f"{source}: this is the legacy bare-array format; "
             f"convert it with `shiftkit import {source}`"
         )
-    check_document(document, source, trusted)
+    check_document(document, source, trusted, text=text, trusted_text=trusted_text)
     return from_document(document)
 
 
@@ -309,8 +391,7 @@ def _passes(feature_list: FeatureList, feature_id: str) -> bool:
     return feature is not None and feature.passes
 
 
-@dataclass(frozen=True)
-class Counts:
+class Counts(NamedTuple):
     total: int
     passing: int
     open: int

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Sequence
 
 from shiftkit.errors import OK, REFUSED, BadInput
 
+TYPE_CHECKING = False  # typing itself is not imported on the hot path
 if TYPE_CHECKING:
+    from typing import Any, Sequence
+
+    from shiftkit import messages
     from shiftkit import rules as rules_mod
 
 USAGE_TEXT = "usage: shiftkit hook {pre-commit | commit-msg FILE}"
@@ -40,15 +43,12 @@ def _worktree_root() -> str:
 
 def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     """Each staged path with its blob at HEAD and in the index (zeros when absent)."""
-    import subprocess
+    from shiftkit import gitio
 
-    proc = subprocess.run(
-        ["git", "diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames"],
-        cwd=root, capture_output=True,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        raise BadInput(f"git diff --cached failed: {proc.stderr.decode(errors='replace').strip()}")
-    fields = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    code, out, err = gitio.plumb(["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames"], root)
+    if code != 0:
+        raise BadInput(f"git diff --cached failed: {err.decode(errors='replace').strip()}")
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
     entries = {}
     for meta, name in zip(fields[0::2], fields[1::2]):
         _, _, head_blob, staged_blob, _ = meta.split(" ", 4)
@@ -56,32 +56,39 @@ def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     return entries
 
 
-def relevant_names(root: str, staged: Sequence[str]) -> tuple[str, str, str] | None:
-    """(features, log, archive) when any of them is staged, else None.
+_config: list[Any] = []
 
-    A configured name must appear literally in `.shiftkit.toml`, so the TOML is parsed only
-    when a staged path occurs in its text (or the config itself is staged).
-    """
+
+def maybe_relevant(root: str, staged: Sequence[str]) -> bool:
+    """False when none of the feature list, log or archive can be among ``staged``, decided
+    without parsing TOML: a configured name must appear literally in `.shiftkit.toml`."""
     try:
         with open(os.path.join(root, CONFIG_FILE), encoding="utf-8") as handle:
-            text: str | None = handle.read()
+            text = handle.read()
     except FileNotFoundError:
-        return DEFAULT_NAMES if any(n in staged for n in DEFAULT_NAMES) else None
+        return any(n in staged for n in DEFAULT_NAMES)
     except (OSError, UnicodeDecodeError):
-        text = None
-    if (
-        text is not None
-        and "\\" not in text
-        and CONFIG_FILE not in staged
-        and not any(n in staged for n in DEFAULT_NAMES)
-        and not any(name in text for name in staged)
-    ):
+        return True
+    return (
+        "\\" in text  # an escape could spell a name that does not appear literally
+        or CONFIG_FILE in staged
+        or any(n in staged for n in DEFAULT_NAMES)
+        or any(name in text for name in staged)
+    )
+
+
+def relevant_names(root: str, staged: Sequence[str]) -> tuple[str, str, str] | None:
+    """(features, log, archive) when any of them is staged, else None (the config, when it
+    had to be read, is kept in ``_config`` for the rest of the hook)."""
+    _config.clear()
+    if not maybe_relevant(root, staged):
         return None
     from pathlib import Path
 
     from shiftkit import config
 
     cfg = config.load(Path(root))
+    _config.append(cfg)
     names = (cfg.features, cfg.progress, cfg.log.archive)
     return names if any(n in staged for n in names) else None
 
@@ -93,9 +100,7 @@ def pre_commit(root: str) -> int:
     names = relevant_names(root, list(staged))
     if names is None:
         return OK
-    from shiftkit import rules
-
-    return _check(root, names, rules.PRE_COMMIT, message_file=None)
+    return _check(root, names, staged, message_file=None)
 
 
 def commit_msg(root: str, message_file: str) -> int:
@@ -105,35 +110,105 @@ def commit_msg(root: str, message_file: str) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise BadInput(f"{message_file}: cannot read the commit message: {reason}") from None
-    from shiftkit import rules
+    from shiftkit import messages
 
-    problems = rules.check_message(raw)
+    problems = messages.check_message(raw)
     if problems:
         return _refuse(problems)
-    names = relevant_names(root, list(staged_entries(root)))
-    if names is None:
+    staged = staged_entries(root)
+    if not maybe_relevant(root, list(staged)):
         return OK
-    return _check(root, names, rules.COMMIT_MSG - {9}, message_file=message_file, message=raw)
-
-
-def _check(root: str, names: tuple[str, str, str], which: frozenset[int],
-           message_file: str | None, message: str | None = None) -> int:  # fmt: skip
     from pathlib import Path
 
-    from shiftkit import claims, config, features, gitio, rules, snapshot, state, verify
+    from shiftkit import gitio, state
+
+    # The pre-commit stage left a record of the names it used and the config it read them
+    # from: when the config is unchanged, the TOML need not be parsed again.
+    git_dir, _ = gitio.git_dirs(Path(root))
+    record = state.read_json(state.worktree_state(git_dir) / RECORD)
+    if isinstance(record, dict) and record.get("config") == _config_signature(root):
+        names: tuple[str, str, str] | None = tuple(record["key"][0])
+        if not any(name in staged for name in names or ()):
+            return OK
+    else:
+        names = relevant_names(root, list(staged))
+    if names is None:
+        return OK
+    return _check(root, names, staged, message_file=message_file, message=raw)
+
+
+def _config_signature(root: str) -> list[int] | None:
+    try:
+        info = os.stat(os.path.join(root, CONFIG_FILE))
+    except OSError:
+        return None
+    return [info.st_mtime_ns, info.st_size, info.st_ino]
+
+
+RECORD = "hook-check.json"
+
+
+def _check(root: str, names: tuple[str, str, str], staged: dict[str, tuple[str, str]],
+           message_file: str | None, message: str | None = None) -> int:  # fmt: skip
+    """The rules over the staged change. The pre-commit stage checks all but the message's
+    and records what it found; the commit-msg stage reuses that record for the same staged
+    change, so the lists are read once per commit."""
+    from pathlib import Path
+
+    from shiftkit import gitio, messages, state
 
     top = Path(root)
-    git_dir_text, common_text = gitio.out(
-        ["rev-parse", "--absolute-git-dir", "--git-common-dir"], top).splitlines()
-    git_dir = Path(git_dir_text)
-    common = Path(common_text) if Path(common_text).is_absolute() else (top / common_text).resolve()
-    cfg = config.load(top)
-    parents, texts = snapshot.read_sides(top, ["HEAD", *snapshot.merge_parents(git_dir)],
-                                         names, common)  # fmt: skip
+    git_dir, common = gitio.git_dirs(top)
+    held = state.local_claim(git_dir)
+    merging = gitio.merge_parents(git_dir)
+    entries = [list(staged[n]) if n in staged else None for n in names]  # JSON has no tuples
+    key = [list(names), entries, merging, held["feature"] if held else None]
+    record_path = state.worktree_state(git_dir) / RECORD
+    if message is not None:
+        record = state.read_json(record_path)
+        if isinstance(record, dict) and record.get("key") == key:
+            deferred = [messages.Violation(*v) for v in record["deferred"]]
+            found = deferred + messages.rule5_message(record["flips"], message)
+            kept, overridden, reason = messages.apply_override(found, message)
+            return _conclude(top, kept, overridden, reason, record["flips"], record["verified"],
+                             message_file, message)  # fmt: skip
+    report, verified = _evaluate(top, names, git_dir, common, merging, held, message)
+    if message is None:
+        blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
+        if blocking:
+            return _refuse(blocking)
+        rows = [list(v) for v in report.violations if v.rule in messages.OVERRIDABLE]
+        state.write_json(record_path, {"key": key, "deferred": rows, "flips": report.flips,
+                                       "verified": verified, "config": _config_signature(root)})
+        return OK
+    return _conclude(top, report.violations, report.overridden, report.override_reason,
+                     report.flips, verified, message_file, message)  # fmt: skip
+
+
+def _conclude(top: Any, kept: Sequence[messages.Violation], overridden: Sequence[messages.Violation],
+              reason: str | None, flips: Sequence[str], verified: str | None,
+              message_file: str | None, message: str) -> int:  # fmt: skip
+    for item in overridden:
+        print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
+    if kept:
+        return _refuse(kept)
+    if message_file is not None and len(flips) == 1:
+        _add_trailers(top, message_file, message, flips[0], verified)
+    return OK
+
+
+def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
+              merging: list[str], held: dict[str, Any] | None,
+              message: str | None) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
+    """Every rule of this stage (all but the message's at pre-commit); returns the report and
+    the staged tree when the flip's verifier passed on it."""
+    from shiftkit import config, features, gitio, rules, snapshot, state, verify
+
+    cfg = _config[0] if _config else config.load(top)
+    parents, texts = snapshot.read_sides(top, ["HEAD", *merging], names, common)
     proposed = snapshot.read_proposed(top, [f":{name}" for name in names])
     staged_valid = proposed.features_text is not None and snapshot.known_valid(
         common, proposed.features_text)
-    held = claims.local_claim(git_dir) if 6 in which else None
     tree_cache: list[str] = []
 
     def staged_tree() -> str:
@@ -158,33 +233,31 @@ def _check(root: str, names: tuple[str, str, str], which: frozenset[int],
         print(outcome.tail(10), file=sys.stderr)
         return f"its verifier fails on the staged tree ({outcome.summary()})"
 
+    which = rules.COMMIT_MSG if message is not None else (rules.ALL - {9})
     report = rules.evaluate(
         parents, proposed, rules_to_check=which, names=names, message=message,
         claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,
-        verification=verification, trusted=snapshot.trusted_items(parents, texts, common),
+        verification=verification, **snapshot.trust(parents, texts, common),
         known_valid=staged_valid,
     )  # fmt: skip
-    for item in report.overridden:
-        print(f"shiftkit: {item} — overridden: {report.override_reason}", file=sys.stderr)
-    if report.violations:
-        return _refuse(report.violations)
-    if proposed.features_text is not None and not staged_valid:
+    valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
+    if valid_list and proposed.features_text is not None and not staged_valid:
         state.mark_validated(common, snapshot.blob_id(proposed.features_text))
-    if message_file is not None and message is not None and len(report.flips) == 1:
-        assert report.staged is not None
-        feature = report.staged.by_id[report.flips[0]]
-        command = features.effective_verify(feature, cfg.verify)
-        verified = command is not None and verify.is_cached(common, staged_tree(), command)
-        _add_trailers(top, message_file, message, feature.id, staged_tree() if verified else None)
-    return OK
+    verified = None
+    if len(report.flips) == 1 and report.staged is not None:
+        flip = report.staged.get(report.flips[0])
+        command = features.effective_verify(flip, cfg.verify) if flip else None
+        if command is not None and verify.is_cached(common, staged_tree(), command):
+            verified = staged_tree()
+    return report, verified
 
 
 def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
                   verified_tree: str | None) -> None:  # fmt: skip
     """Shiftkit-Feature, and Shiftkit-Verified when this tree passed, if the message lacks them."""
-    from shiftkit import gitio, rules
+    from shiftkit import gitio, messages
 
-    present = rules.trailers(message)
+    present = messages.trailers(message)
     wanted = []
     if "Shiftkit-Feature" not in present:
         wanted.append(f"Shiftkit-Feature: {feature_id}")
@@ -194,10 +267,17 @@ def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
         args = ["interpret-trailers", "--in-place"]
         for trailer in wanted:
             args += ["--trailer", trailer]
-        gitio.run([*args, message_file], top)
+        code, _, err = gitio.plumb([*args, message_file], top)
+        if code != 0:
+            raise gitio.GitFailed(args, code, err.decode(errors="replace"))
 
 
-def _refuse(violations: Sequence[rules_mod.Violation]) -> int:
-    for violation in violations:
+SHOWN = 10
+
+
+def _refuse(violations: Sequence[messages.Violation]) -> int:
+    for violation in violations[:SHOWN]:
         print(f"shiftkit: commit refused by {violation}", file=sys.stderr)
+    if len(violations) > SHOWN:
+        print(f"shiftkit: ... and {len(violations) - SHOWN} more violations", file=sys.stderr)
     return REFUSED

@@ -7,8 +7,7 @@ Pure functions over text; the callers read and write the files.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 HEADER = re.compile(
     r"^## (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d UTC) \| (?P<feature>[^|\s]+) \| "
@@ -19,8 +18,7 @@ INDEX_PREFIX = "[shiftkit] "
 ARCHIVE_HEAD = "# Progress archive — entries moved out of the progress log by shiftkit, oldest first\n"
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     time: str
     feature: str
     outcome: str
@@ -32,8 +30,7 @@ class Entry:
         return self.text.split("\n", 1)[1].strip("\n") if "\n" in self.text else ""
 
 
-@dataclass(frozen=True)
-class Log:
+class Log(NamedTuple):
     head: str  # everything before the first entry: preamble and the index line
     entries: tuple[Entry, ...]
 
@@ -93,8 +90,7 @@ def due(log: Log, keep: int, block: int) -> bool:
     return len(log.entries) > keep + block
 
 
-@dataclass(frozen=True)
-class Pruned:
+class Pruned(NamedTuple):
     log_text: str
     archive_text: str
     moved: tuple[Entry, ...]

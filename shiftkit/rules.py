@@ -7,45 +7,23 @@ Each returns a list of violations, empty when the change is acceptable.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
+
+from shiftkit.messages import OVERRIDABLE as OVERRIDABLE
+from shiftkit.messages import Violation as Violation
+from shiftkit.messages import apply_override as apply_override
+from shiftkit.messages import check_message as check_message
+from shiftkit.messages import message_body as message_body
+from shiftkit.messages import override_reason as override_reason
+from shiftkit.messages import rule5_message as rule5_message
+from shiftkit.messages import trailers as trailers
 
 if TYPE_CHECKING:
     from shiftkit import features
 
-MAX_SUBJECT = 72
-GENERIC_SUBJECTS = frozenset(
-    {
-        "wip", "fix", "fixes", "fixed", "update", "updates", "updated", "change", "changes",
-        "changed", "edit", "edits", "stuff", "misc", "tmp", "temp", "test", "tests", "commit",
-        "save", "progress", "work", "more", "minor", "cleanup", "done", "refactor", "todo",
-    }
-)  # fmt: skip
-
-
-class Violation(NamedTuple):
-    rule: int
-    message: str
-    feature: str | None = None
-
-    def __str__(self) -> str:
-        about = f" [{self.feature}]" if self.feature else ""
-        return f"rule {self.rule}{about}: {self.message}"
-
-
-def trusted_items(text: str | None) -> list[Any] | None:
-    """The feature items of a list known to be valid, for incremental validation."""
-    import json
-
-    try:
-        document = json.loads(text) if text is not None else None
-    except json.JSONDecodeError:
-        return None
-    items = document.get("features") if isinstance(document, dict) else None
-    return items if isinstance(items, list) else None
-
-
 def check_list(
-    text: str | None, source: str, trusted: Sequence[Any] | None = None, known_valid: bool = False
+    text: str | None, source: str, trusted: Mapping[str, Any] | None = None,
+    known_valid: bool = False, trusted_text: str | None = None,
 ) -> tuple[features.FeatureList | None, list[Violation]]:
     """Rule 1: the list parses, validates against the packaged schema, ids are unique.
 
@@ -64,45 +42,9 @@ def check_list(
                          f"`git checkout HEAD -- {source}`")
         ]  # fmt: skip
     try:
-        return features.loads(text, source, trusted), []
+        return features.loads(text, source, trusted, trusted_text), []
     except BadInput as exc:
         return None, [Violation(1, f"{exc.message}; fix the file and commit again")]
-
-
-def message_body(raw: str) -> str:
-    """The message as git will store it: no comment lines, nothing below the scissors."""
-    kept = []
-    for line in raw.splitlines():
-        if line.startswith("# ------------------------ >8 ------------------------"):
-            break
-        if line.startswith("#"):
-            continue
-        kept.append(line)
-    return "\n".join(kept).strip()
-
-
-def subject(message: str) -> str:
-    body = message_body(message)
-    return body.splitlines()[0].strip() if body else ""
-
-
-def check_message(raw: str) -> list[Violation]:
-    """Rule 9: a non-empty subject of at most 72 characters that says something."""
-    first = subject(raw)
-    if not first:
-        return [Violation(9, "the commit message is empty; say what changed")]
-    if len(first) > MAX_SUBJECT:
-        return [
-            Violation(9, f"the subject is {len(first)} characters; keep it to {MAX_SUBJECT} "
-                         f"and put the detail in the body")
-        ]  # fmt: skip
-    words = re.sub(r"[^\w\s]", " ", first.lower()).split()
-    if not words or (len(words) == 1 and words[0] in GENERIC_SUBJECTS):
-        return [
-            Violation(9, f"the subject {first!r} says nothing; write what changed and why, "
-                         f"e.g. 'F012: add the todo list endpoint'")
-        ]  # fmt: skip
-    return []
 
 
 # -- the rules over a change: parents' state, the proposed state, the message ----------------
@@ -110,8 +52,6 @@ def check_message(raw: str) -> list[Violation]:
 PRE_COMMIT = frozenset({1, 3, 4, 5, 8})  # need the staged tree (5: the log entry)
 COMMIT_MSG = frozenset({1, 2, 5, 6, 7, 9})  # need the message (5: naming the feature)
 ALL = frozenset(range(1, 10))
-OVERRIDABLE = frozenset({2, 6, 7})
-OVERRIDE_KEY = "Shiftkit-Override"
 
 
 class Side(NamedTuple):
@@ -138,43 +78,82 @@ class Report(NamedTuple):
     staged: features.FeatureList | None
 
 
-def trailers(message: str) -> dict[str, list[str]]:
-    """``Key: value`` lines of the message's last paragraph."""
-    paragraphs = [p for p in message_body(message).split("\n\n") if p.strip()]
-    found: dict[str, list[str]] = {}
-    if len(paragraphs) < 2:
-        return found
-    for line in paragraphs[-1].splitlines():
-        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*?)\s*$", line)
-        if match:
-            found.setdefault(match[1], []).append(match[2])
-    return found
+_UNSET: Any = object()
 
 
-def override_reason(message: str | None) -> str | None:
-    if message is None:
-        return None
-    values = [v for v in trailers(message).get(OVERRIDE_KEY, []) if v]
-    return values[0] if values else None
-
-
-def flipped(parents: Sequence[Side], staged: features.FeatureList) -> list[str]:
+def flipped(parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET) -> list[str]:
     """Features that existed, and pass now but in none of the parents (a merge is not a new
     flip). A feature new in this commit is no flip: rule 2 refuses it if it passes."""
+    if pairs is _UNSET:
+        pairs = aligned_changes(parents, staged)
+    if pairs is not None:
+        return [new.id for old, new in pairs if new.passes and not old.passes]
     result = []
-    for feature in staged.features:
-        if not feature.passes:
+    lists = [p.features for p in parents if p.features is not None]
+    for item in staged.items:
+        if item.get("passes") is not True:
             continue
-        before = [p.features.get(feature.id) for p in parents if p.features]
-        existing = [f for f in before if f is not None]
-        if existing and not any(f.passes for f in existing):
-            result.append(feature.id)
+        before = [lst.items[i] for lst in lists if (i := lst.position(item["id"])) is not None]
+        if before and not any(old.get("passes") is True for old in before):
+            result.append(item["id"])
     return result
 
 
-def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList) -> list[Violation]:
+def aligned_changes(parents: Sequence[Side], staged: features.FeatureList
+                    ) -> list[tuple[features.Feature, features.Feature]] | None:  # fmt: skip
+    """For one parent whose features keep their positions (the common commit): the pairs
+    (before, after) that differ. None when a slower, general comparison is needed."""
+    if len(parents) != 1 or parents[0].features is None:
+        return None
+    old_items, new_items = parents[0].features.items, staged.items
+    if len(new_items) < len(old_items):
+        return None
+    pairs = []
+    for index, old in enumerate(old_items):
+        new = new_items[index]
+        if old == new:
+            continue
+        if old.get("id") != new.get("id"):
+            return None
+        pairs.append((parents[0].features.get(old["id"]), staged.get(new["id"])))
+    return [(a, b) for a, b in pairs if a is not None and b is not None]
+
+
+def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList,
+                      pairs: Any = _UNSET) -> list[Violation]:  # fmt: skip
     """Committed features stay, in order, with identical definitions; new ones are appended,
     never already passing."""
+    if all(p.features is None for p in parents):
+        return []
+    if pairs is _UNSET:
+        pairs = aligned_changes(parents, staged)
+    if pairs is not None:
+        parent = parents[0].features
+        assert parent is not None
+        problems = [_definition_changed(old, new) for old, new in pairs
+                    if old.definition() != new.definition()]  # fmt: skip
+        appended = staged.items[len(parent) :]
+        problems += [_new_and_passing(item["id"]) for item in appended if item.get("passes") is True]
+        return problems
+    return _rule2_general(parents, staged)
+
+
+def _definition_changed(old: features.Feature, new: features.Feature) -> Violation:
+    from shiftkit.features import DEFINITION_FIELDS
+
+    changed = [name for name, a, b in zip(DEFINITION_FIELDS, old.definition(), new.definition())
+               if a != b]  # fmt: skip
+    return Violation(2, f"{old.id}: the definition field(s) {', '.join(changed)} changed; "
+                        f"definitions are immutable once committed — append a new feature "
+                        f"instead", old.id)  # fmt: skip
+
+
+def _new_and_passing(feature_id: str) -> Violation:
+    return Violation(2, f"{feature_id} is new and already passing; append it with "
+                        f"\"passes\": false and finish it with `shiftkit finish`", feature_id)
+
+
+def _rule2_general(parents: Sequence[Side], staged: features.FeatureList) -> list[Violation]:
     problems: list[Violation] = []
     positions = {f.id: i for i, f in enumerate(staged.features)}
     known_anywhere: set[str] = set()
@@ -191,31 +170,19 @@ def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList) -> 
                 continue
             new = staged.features[index]
             if new.definition() != old.definition():
-                changed = [name for name, a, b in zip(_DEFINITION_NAMES, old.definition(),
-                                                      new.definition()) if a != b]
-                problems.append(Violation(2, f"{old.id}: the definition field(s) {', '.join(changed)} "
-                                             f"changed; definitions are immutable once committed — "
-                                             f"append a new feature instead", old.id))
+                problems.append(_definition_changed(old, new))
             if index < last:
                 problems.append(Violation(2, f"{old.id} moved; features are never reordered "
                                              f"(priority order is part of the record)", old.id))
             last = max(last, index)
         if len(parents) == 1:
-            appended_from = len(parent.features.features)
-            for index, feature in enumerate(staged.features[:appended_from]):
-                if feature.id not in parent.features.by_id:
+            for index, feature in enumerate(staged.features[: len(parent.features)]):
+                if parent.features.get(feature.id) is None:
                     problems.append(Violation(2, f"{feature.id} was inserted at position {index}; "
                                                  f"new features are appended at the end", feature.id))
-    if any(p.features is not None for p in parents):
-        for feature in staged.features:
-            if feature.id not in known_anywhere and feature.passes:
-                problems.append(Violation(2, f"{feature.id} is new and already passing; append it "
-                                             f"with \"passes\": false and finish it with "
-                                             f"`shiftkit finish`", feature.id))
+    problems += [_new_and_passing(f.id) for f in staged.features
+                 if f.id not in known_anywhere and f.passes]  # fmt: skip
     return _unique(problems)
-
-
-_DEFINITION_NAMES = ("id", "category", "description", "steps", "verify", "core", "depends_on")
 
 
 def rule3_one_flip(flips: Sequence[str]) -> list[Violation]:
@@ -231,7 +198,7 @@ def rule4_verified(flips: Sequence[str], staged: features.FeatureList,
     this tree, or why not."""
     problems = []
     for feature_id in flips:
-        reason = verification(staged.by_id[feature_id])
+        reason = verification(staged.get(feature_id))
         if reason is not None:
             problems.append(Violation(4, f"{feature_id} becomes passing but {reason}; only "
                                          f"`shiftkit finish` (or a verified tree) may flip it", feature_id))
@@ -261,15 +228,6 @@ def rule5_log(flips: Sequence[str], entries: Sequence[Any], log_name: str) -> li
     ]  # fmt: skip
 
 
-def rule5_message(flips: Sequence[str], message: str) -> list[Violation]:
-    body = message_body(message)
-    return [
-        Violation(5, f"{feature_id} becomes passing but the commit message does not name it; "
-                     f"start the subject with '{feature_id}: '", feature_id)
-        for feature_id in flips if not re.search(rf"(?<![\w.-]){re.escape(feature_id)}(?![\w-])", body)
-    ]  # fmt: skip
-
-
 def rule6_claimed(flips: Sequence[str], claimed: str | None, claims_enabled: bool) -> list[Violation]:
     if not claims_enabled:
         return []
@@ -282,21 +240,22 @@ def rule6_claimed(flips: Sequence[str], claimed: str | None, claims_enabled: boo
 
 
 def rule7_status(parents: Sequence[Side], staged: features.FeatureList,
-                 entries: Sequence[Any]) -> list[Violation]:  # fmt: skip
+                 entries: Sequence[Any], pairs: Any = _UNSET) -> list[Violation]:  # fmt: skip
+    """`attempts` only grows and `blocked` is only cleared through `shiftkit unblock`."""
     unblocked = {e.feature for e in entries if e.outcome.startswith("unblocked")}
+    if pairs is _UNSET:
+        pairs = aligned_changes(parents, staged)
+    if pairs is None:
+        pairs = [(old, new) for new in staged.features for p in parents
+                 if p.features is not None and (old := p.features.get(new.id)) is not None]
     problems = []
-    for feature in staged.features:
-        for parent in parents:
-            old = parent.features.get(feature.id) if parent.features else None
-            if old is None:
-                continue
-            cleared = old.blocked is not None and feature.blocked is None
-            if (feature.attempts < old.attempts or cleared) and feature.id not in unblocked:
-                what = "attempts went down" if feature.attempts < old.attempts else "blocked was cleared"
-                problems.append(Violation(7, f"{feature.id}: {what} without `shiftkit unblock` "
-                                             f"(which leaves a log entry)", feature.id))
-                break
-    return problems
+    for old, new in pairs:
+        cleared = old.blocked is not None and new.blocked is None
+        if (new.attempts < old.attempts or cleared) and new.id not in unblocked:
+            what = "attempts went down" if new.attempts < old.attempts else "blocked was cleared"
+            problems.append(Violation(7, f"{new.id}: {what} without `shiftkit unblock` "
+                                         f"(which leaves a log entry)", new.id))
+    return _unique(problems)
 
 
 def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str,
@@ -346,7 +305,8 @@ def evaluate(
     claimed: str | None = None,
     claims_enabled: bool = True,
     verification: Any = None,
-    trusted: Sequence[Any] | None = None,
+    trusted: Mapping[str, Any] | None = None,
+    trusted_text: str | None = None,
     known_valid: bool = False,
 ) -> Report:
     """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive)."""
@@ -361,12 +321,14 @@ def evaluate(
     staged: features.FeatureList | None = None
     if not (establishing and proposed.features_text is None):
         # (no feature list before or after: nothing to check)
-        staged, problems = check_list(proposed.features_text, features_name, trusted, known_valid)
+        staged, problems = check_list(proposed.features_text, features_name, trusted, known_valid,
+                                      trusted_text)
         violations += problems
     flips: list[str] = []
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
-        flips = [] if establishing else flipped(parents, staged)
+        pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
+        flips = [] if establishing else flipped(parents, staged, pairs)
         entries = new_entries(parents, proposed.log) if flips or 7 in rules_to_check else []
         violations += rule3_one_flip(flips) if 3 in rules_to_check else []
         if 4 in rules_to_check and verification is not None and len(flips) == 1:
@@ -376,15 +338,13 @@ def evaluate(
         if 5 in rules_to_check and message is not None:
             violations += rule5_message(flips, message)
         if 2 in rules_to_check:
-            violations += rule2_definitions(parents, staged)
+            violations += rule2_definitions(parents, staged, pairs)
         if 6 in rules_to_check:
             violations += rule6_claimed(flips, claimed, claims_enabled)
         if 7 in rules_to_check:
-            violations += rule7_status(parents, staged, entries)
-    reason = override_reason(message)
-    overridden = [v for v in violations if reason and v.rule in OVERRIDABLE]
-    kept = [v for v in violations if v not in overridden]
-    return Report(sorted(kept, key=lambda v: v.rule), overridden, flips, reason, staged)
+            violations += rule7_status(parents, staged, entries, pairs)
+    kept, overridden, reason = apply_override(violations, message)
+    return Report(kept, overridden, flips, reason, staged)
 
 
 def _unique(items: list[Violation]) -> list[Violation]:

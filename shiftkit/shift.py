@@ -8,7 +8,6 @@ finished, reverted or released. Re-running an interrupted `finish` or `revert` c
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any, Callable
 
 from shiftkit import claims, features, gitio, progress, rules, snapshot, state, verify
@@ -24,7 +23,7 @@ Say = Callable[[str], None]
 
 
 def require_claim(ctx: Context, action: str) -> dict[str, Any]:
-    record = claims.local_claim(ctx.git_dir)
+    record = state.local_claim(ctx.git_dir)
     if record is None:
         raise Refused(f"no open claim in this worktree, nothing to {action}; "
                       f"take one with `shiftkit claim`")  # fmt: skip
@@ -61,7 +60,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     if ctx.config.claims.remote:
         raise BadInput(".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
                        "supported by this version; leave it empty")  # fmt: skip
-    held = claims.local_claim(ctx.git_dir)
+    held = state.local_claim(ctx.git_dir)
     if held is not None:
         raise Refused(f"this worktree already holds a claim on {held['feature']} (one feature at a "
                       f"time): finish it, revert it, or `shiftkit release` it first")  # fmt: skip
@@ -111,7 +110,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
         oid = claims.acquire(ctx.root, record)
     else:
         oid = ""
-    claims.save_local(ctx.git_dir, {**record, "oid": oid})
+    state.save_local_claim(ctx.git_dir, {**record, "oid": oid})
     if note:
         _add_note(ctx, note)
     say(f"claimed {chosen.id}: {chosen.description} (base {short(record['base'])})")
@@ -130,13 +129,13 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
 
 
 def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
-    own = claims.local_claim(ctx.git_dir)
+    own = state.local_claim(ctx.git_dir)
     if feature_id is None or (own is not None and own["feature"] == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
         if own.get("oid"):
             claims.release_ref(ctx.root, own["feature"], own["oid"])
-        claims.drop_local(ctx.git_dir)
+        state.drop_local_claim(ctx.git_dir)
         _clear_note(ctx)
         say(f"released {own['feature']} (no attempt counted)")
         return 0
@@ -217,7 +216,7 @@ def _already_committed(ctx: Context, record: dict[str, Any]) -> bool:
 def _close_claim(ctx: Context, record: dict[str, Any]) -> None:
     if record.get("oid"):
         claims.release_ref(ctx.root, record["feature"], record["oid"])
-    claims.drop_local(ctx.git_dir)
+    state.drop_local_claim(ctx.git_dir)
     _clear_note(ctx)
     try:
         _last_failure_path(ctx).unlink()
@@ -262,7 +261,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     if not passed:
         raise Refused(f"{feature_id} does not pass; nothing was changed. Fix it and run "
                       f"`shiftkit finish` again, or `shiftkit revert --reason ...`")  # fmt: skip
-    flipped = feature_list.replace_feature(replace(feature, passes=True))
+    flipped = feature_list.replace_feature(feature._replace(passes=True))
     head_log = read_optional(ctx.project.progress_path)
     log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
     entry = progress.format_entry(log_time(), feature_id, "passed", short(base),
@@ -297,7 +296,7 @@ def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str
     report = rules.evaluate(
         parents, proposed, rules_to_check=rules.ALL - {4}, names=names, message=message,
         claimed=feature_id, claims_enabled=cfg.claims.enabled,
-        trusted=snapshot.trusted_items(parents, texts, ctx.common_dir),
+        **snapshot.trust(parents, texts, ctx.common_dir),
     )  # fmt: skip
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")
@@ -343,7 +342,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         why = (f"the same failure twice ({signature})" if repeated
                else f"{attempts} failed attempts (max_attempts = {ctx.config.max_attempts})")
         blocked = features.Blocked(f"{why}; last: {reason.strip()}", iso_now(), attempts)
-    updated = feature_list.replace_feature(replace(feature, attempts=attempts, blocked=blocked))
+    updated = feature_list.replace_feature(feature._replace(attempts=attempts, blocked=blocked))
     outcome = f"attempt {attempts} failed, {'blocked' if blocked else 'reverted'}"
     body_lines = [reason.strip()]
     if failure:
@@ -406,7 +405,7 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
     feature = features.require(feature_list, feature_id, ctx.config.features)
     if feature.blocked is None:
         raise Refused(f"{feature_id} is not blocked")
-    updated = feature_list.replace_feature(replace(feature, blocked=None, attempts=0))
+    updated = feature_list.replace_feature(feature._replace(blocked=None, attempts=0))
     head = gitio.head_oid(ctx.root)
     entry = progress.format_entry(log_time(), feature_id, "unblocked", short(head),
                                   f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})")
@@ -429,7 +428,7 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
     if not do_prune:
         say(text.rstrip("\n"))
         return 0
-    if claims.local_claim(ctx.git_dir) is not None:
+    if state.local_claim(ctx.git_dir) is not None:
         raise Refused("a claim is open; the log is pruned only at unit boundaries (finish, "
                       "revert or release first)")  # fmt: skip
     _require_bookkeeping_clean(ctx)
@@ -451,7 +450,7 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
 def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     """Claude Code's Stop hook: exit 2 (reason on stderr) while a claim is open and the
     tree is dirty; when already sent back once, let it stop and write that down."""
-    record = claims.local_claim(ctx.git_dir)
+    record = state.local_claim(ctx.git_dir)
     if record is None:
         return 0
     dirty = gitio.status_lines(ctx.root)

@@ -3,6 +3,7 @@ for the staged tree (the hooks) or for a commit (`audit`)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -12,8 +13,10 @@ from shiftkit import features, gitio, rules, state
 from shiftkit.errors import BadInput
 
 
+@functools.lru_cache(maxsize=8)
 def blob_id(text: str) -> str:
-    """git's object id for a blob with this content, computed without asking git."""
+    """git's object id for a blob with this content, computed without asking git (and once
+    per text: a hook asks about the same 1 MB list several times)."""
     data = text.encode("utf-8", "surrogateescape")
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
@@ -37,12 +40,18 @@ def parse_list(text: str | None, source: str, common_dir: Path) -> features.Feat
     return parsed
 
 
-def trusted_items(parents: Sequence[rules.Side], texts: Sequence[str | None],
-                  common_dir: Path) -> list[Any] | None:  # fmt: skip
-    """The first parent's items when its list is known valid: unchanged items skip the schema."""
-    if not texts or texts[0] is None or not known_valid(common_dir, texts[0]):
-        return None
-    return rules.trusted_items(texts[0])
+def trust(parents: Sequence[rules.Side], texts: Sequence[str | None],
+          common_dir: Path) -> dict[str, Any]:  # fmt: skip
+    """`rules.evaluate`'s ``trusted`` and ``trusted_text``: the first parent's list when it is
+    known to be valid, so unchanged items skip the schema."""
+    if not parents or not texts or texts[0] is None or parents[0].features is None:
+        return {}
+    if not known_valid(common_dir, texts[0]):
+        return {}
+    parent = parents[0].features
+    document: dict[str, Any] = {} if parent.schema_ref is None else {"$schema": parent.schema_ref}
+    document["features"] = parent.items
+    return {"trusted": document, "trusted_text": texts[0]}
 
 
 def read_sides(root: Path, revs: Sequence[str], names: tuple[str, str, str],
@@ -62,9 +71,3 @@ def read_proposed(root: Path, specs: Sequence[str]) -> rules.Proposed:
     features_text, log, archive = gitio.read_blobs(root, specs)
     return rules.Proposed(features_text, log, archive)
 
-
-def merge_parents(git_dir: Path) -> list[str]:
-    try:
-        return (git_dir / "MERGE_HEAD").read_text(encoding="ascii").split()
-    except FileNotFoundError:
-        return []

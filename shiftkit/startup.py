@@ -7,7 +7,6 @@ a regression sample, demoting (in a commit) a passing feature that now fails.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Any, Callable
 
 from shiftkit import claims, features, gitio, progress, state, verify
@@ -114,7 +113,7 @@ def _demote(ctx: Context, feature_list: features.FeatureList,
     log_text = read_optional(ctx.project.progress_path)
     updated = feature_list
     for feature, outcome in failing:
-        updated = updated.replace_feature(replace(feature, passes=False))
+        updated = updated.replace_feature(feature._replace(passes=False))
         body = (f"re-verified at session start and failed ({outcome.summary()}): "
                 f"demoted to not passing; repair it first.\n"
                 + "\n".join(f"    {line}" for line in outcome.tail(5, 600).splitlines()))
@@ -178,7 +177,7 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
     counts = features.counts(feature_list, taken)
     log = progress.parse(read_optional(ctx.project.progress_path))
     n_entries, entry_chars = (2, 500) if brief else (4, 900)
-    own = claims.local_claim(ctx.git_dir)
+    own = state.local_claim(ctx.git_dir)
     upcoming: list[features.Feature] = []
     repair = [i for i in repair_first(ctx) if (f := feature_list.get(i)) and features.is_open(f)]
     if own is None:

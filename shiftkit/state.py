@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from shiftkit.atomic import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE_DIR = "shiftkit"
 
@@ -41,3 +44,28 @@ def read_json(path: Path) -> Any:
 
 def write_json(path: Path, value: Any) -> None:
     atomic_write(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
+
+
+# -- this worktree's open claim (WIP = 1 is counted per worktree) ----------------------------
+
+LOCAL_CLAIM = "claim.json"
+
+
+def local_claim_path(git_dir: Path) -> Path:
+    return worktree_state(git_dir) / LOCAL_CLAIM
+
+
+def local_claim(git_dir: Path) -> dict[str, Any] | None:
+    record = read_json(local_claim_path(git_dir))
+    return record if isinstance(record, dict) and "feature" in record else None
+
+
+def save_local_claim(git_dir: Path, record: dict[str, Any]) -> None:
+    write_json(local_claim_path(git_dir), record)
+
+
+def drop_local_claim(git_dir: Path) -> None:
+    try:
+        local_claim_path(git_dir).unlink()
+    except FileNotFoundError:
+        pass

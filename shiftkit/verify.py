@@ -6,12 +6,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import signal
-import subprocess
-import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from shiftkit import state
 from shiftkit.atomic import atomic_write
@@ -20,8 +17,7 @@ TAIL_LINES = 20
 TAIL_CHARS = 2000
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(NamedTuple):
     command: str
     ok: bool
     exit_code: int | None  # None when it timed out
@@ -47,6 +43,9 @@ class Outcome:
 def run_command(command: str, cwd: Path, timeout: float) -> Outcome:
     """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
     background process that keeps the descriptors open cannot hang us."""
+    import subprocess
+    import tempfile
+
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
@@ -65,6 +64,8 @@ def run_command(command: str, cwd: Path, timeout: float) -> Outcome:
 
 
 def _kill_group(pid: int) -> None:
+    import signal
+
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:

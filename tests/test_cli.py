@@ -48,8 +48,7 @@ def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
     path = scaffold / "features.json"
     listing = features.loads(path.read_text())
     blocked = features.Blocked("verifier times out", "2026-11-29T10:00:00Z", 3)
-    from dataclasses import replace
-    listing = listing.replace_feature(replace(listing.features[1], blocked=blocked, attempts=3))
+    listing = listing.replace_feature(listing.features[1]._replace(blocked=blocked, attempts=3))
     path.write_text(features.dumps(listing))
     empty_tree = git_ok(scaffold, "hash-object", "-t", "tree", "/dev/null").strip()
     record = json.dumps({"feature": "F002", "session": "s-1", "worktree": "/elsewhere"})

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import difflib
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -40,7 +39,7 @@ def test_template_feature_list_is_in_canonical_form() -> None:
 
 def test_flipping_passes_changes_exactly_one_line() -> None:
     before = make(10)
-    after = before.replace_feature(replace(before.features[4], passes=True))
+    after = before.replace_feature(before.features[4]._replace(passes=True))
     diff = [
         line for line in difflib.unified_diff(
             features.dumps(before).splitlines(), features.dumps(after).splitlines(), n=0
@@ -110,10 +109,10 @@ def test_malformed_json_names_line_and_column() -> None:
 def test_next_skips_passing_blocked_claimed_and_unmet_dependencies() -> None:
     base = make(6)
     f = list(base.features)
-    f[0] = replace(f[0], passes=True)
-    f[1] = replace(f[1], blocked=features.Blocked("flaky", "2026-11-29T10:00:00Z", 3))
-    f[2] = replace(f[2], depends_on=("F001",))
-    f[4] = replace(f[4], depends_on=("F000",))
+    f[0] = f[0]._replace(passes=True)
+    f[1] = f[1]._replace(blocked=features.Blocked("flaky", "2026-11-29T10:00:00Z", 3))
+    f[2] = f[2]._replace(depends_on=("F001",))
+    f[4] = f[4]._replace(depends_on=("F000",))
     listing = features.FeatureList(tuple(f))
     assert features.next_feature(listing).id == "F003"  # type: ignore[union-attr]
     assert features.next_feature(listing, {"F003"}).id == "F004"  # type: ignore[union-attr]
@@ -121,7 +120,7 @@ def test_next_skips_passing_blocked_claimed_and_unmet_dependencies() -> None:
 
 
 def test_next_is_none_when_all_pass_and_counts() -> None:
-    listing = features.FeatureList(tuple(replace(f, passes=True) for f in make(3).features))
+    listing = features.FeatureList(tuple(f._replace(passes=True) for f in make(3).features))
     assert features.next_feature(listing) is None
     assert features.all_pass_message(listing) == "all 3 features pass — nothing to do"
     c = features.counts(listing)

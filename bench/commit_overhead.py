@@ -1,0 +1,119 @@
+"""The cost of shiftkit's hooks on a real `git commit`, in a scaffold with 5,000 features.
+
+Three commits, measured side by side (interleaved rounds, medians), each undone with
+`git reset --soft HEAD^` so every round commits the same staged change:
+
+  no-op     the pre-commit framework running one no-op hook at each of the same two stages
+  no flip   shiftkit's hooks, a commit that does not touch the feature list
+  flip      shiftkit's hooks, a commit flipping one claimed feature whose verifier is cached
+
+Run: python bench/commit_overhead.py [--rounds N]
+Bars (issue "Enforcement"): no flip / no-op <= 1.25; flip / no-op <= 1.5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import bench_env, make_features, scratch, sh, side_by_side
+
+NOOP_CONFIG = """default_install_hook_types: [pre-commit, commit-msg]
+repos:
+  - repo: local
+    hooks:
+      - id: noop-pre-commit
+        name: no-op
+        entry: "true"
+        language: unsupported
+        pass_filenames: false
+        always_run: true
+        stages: [pre-commit]
+      - id: noop-commit-msg
+        name: no-op
+        entry: "true"
+        language: unsupported
+        pass_filenames: false
+        always_run: true
+        stages: [commit-msg]
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--features", type=int, default=5000)
+    args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftkit import progress
+
+    home = scratch()
+    env = bench_env(home)
+    project = home / "project"
+    sh(["shiftkit", "new", str(project), "--defaults"], home, env)
+    (project / "features.json").write_text(make_features(args.features, verify="true"))
+    sh(["git", "add", "-A"], project, env)
+    # A synthetic list with half its features passing cannot pass the rules: set it up past them.
+    sh(["git", "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"], project, env)
+
+    noop = home / "noop"
+    sh(["git", "clone", "-q", str(project), str(noop)], home, env)
+    (noop / ".pre-commit-config.yaml").write_text(NOOP_CONFIG)
+    sh([sys.executable, "-m", "pre_commit", "install"], noop, env)
+    sh(["git", "commit", "-q", "--no-verify", "-am", "Bench: no-op hooks"], noop, env)
+
+    noflip = home / "noflip"
+    sh(["git", "clone", "-q", str(project), str(noflip)], home, env)
+    sh([sys.executable, "-m", "pre_commit", "install"], noflip, env)
+    for where in (noop, noflip):
+        (where / "notes.txt").write_text("a change that is not the feature list\n")
+        sh(["git", "add", "notes.txt"], where, env)
+
+    target = f"F{args.features // 2:04d}"  # the first feature that does not pass
+    claimed = sh(["shiftkit", "claim", target], project, env)
+    assert f"claimed {target}" in claimed, claimed
+    path = project / "features.json"
+    document = json.loads(path.read_text())
+    next(f for f in document["features"] if f["id"] == target)["passes"] = True
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    log = project / "claude-progress.txt"
+    log.write_text(progress.append(log.read_text(), progress.format_entry(
+        "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip")))
+    sh(["git", "add", "-A"], project, env)
+
+    staged_blob = sh(["git", "rev-parse", ":features.json"], project, env).strip()
+    marker = project / ".git" / "shiftkit" / "validated" / staged_blob
+
+    def fresh_flip() -> None:
+        # Every real flip stages a list never validated before: forget that this one was.
+        marker.unlink(missing_ok=True)
+        commit(project, f"{target}: the bench feature")
+
+    def commit(where: Path, message: str) -> None:
+        proc = subprocess.run(["git", "commit", "-q", "-m", message], cwd=where, env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"commit in {where.name} failed:\n{proc.stdout}{proc.stderr}")
+        subprocess.run(["git", "reset", "-q", "--soft", "HEAD^"], cwd=where, env=env, check=True)
+
+    medians = side_by_side(
+        {
+            "no-op hooks": lambda: commit(noop, "Add notes about the app"),
+            "shiftkit, no flip": lambda: commit(noflip, "Add notes about the app"),
+            "shiftkit, flip (cached)": fresh_flip,
+        },
+        args.rounds,
+    )
+    base = medians["no-op hooks"]
+    print(f"git commit in a scaffold with {args.features} features, {args.rounds} interleaved rounds")
+    print(f"{'commit':26} {'median ms':>10} {'ratio':>7}")
+    for name, value in medians.items():
+        print(f"{name:26} {value * 1000:10.1f} {value / base:7.2f}")
+    print("bars: no flip <= 1.25, flip (cached) <= 1.5")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""The rules about commit messages: rule 9, the message half of rule 5, trailers and the
+override. Kept apart from `rules` so the commit-msg hook imports nothing heavier than `re`.
+"""
+
+from __future__ import annotations
+
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator, Sequence
+
+MAX_SUBJECT = 72
+GENERIC_SUBJECTS = frozenset(
+    {
+        "wip", "fix", "fixes", "fixed", "update", "updates", "updated", "change", "changes",
+        "changed", "edit", "edits", "stuff", "misc", "tmp", "temp", "test", "tests", "commit",
+        "save", "progress", "work", "more", "minor", "cleanup", "done", "refactor", "todo",
+    }
+)  # fmt: skip
+
+
+OVERRIDABLE = frozenset({2, 6, 7})
+OVERRIDE_KEY = "Shiftkit-Override"
+
+
+class Violation:
+    """One broken rule: its number, what is wrong and what to do, and the feature."""
+
+    __slots__ = ("rule", "message", "feature")
+
+    def __init__(self, rule: int, message: str, feature: str | None = None) -> None:
+        self.rule = rule
+        self.message = message
+        self.feature = feature
+
+    def __iter__(self) -> Iterator[int | str | None]:
+        return iter((self.rule, self.message, self.feature))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Violation) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"Violation({self.rule!r}, {self.message!r}, {self.feature!r})"
+
+    def __str__(self) -> str:
+        about = f" [{self.feature}]" if self.feature else ""
+        return f"rule {self.rule}{about}: {self.message}"
+
+
+def message_body(raw: str) -> str:
+    """The message as git will store it: no comment lines, nothing below the scissors."""
+    kept = []
+    for line in raw.splitlines():
+        if line.startswith("# ------------------------ >8 ------------------------"):
+            break
+        if line.startswith("#"):
+            continue
+        kept.append(line)
+    return "\n".join(kept).strip()
+
+
+def subject(message: str) -> str:
+    body = message_body(message)
+    return body.splitlines()[0].strip() if body else ""
+
+
+def check_message(raw: str) -> list[Violation]:
+    """Rule 9: a non-empty subject of at most 72 characters that says something."""
+    first = subject(raw)
+    if not first:
+        return [Violation(9, "the commit message is empty; say what changed")]
+    if len(first) > MAX_SUBJECT:
+        return [
+            Violation(9, f"the subject is {len(first)} characters; keep it to {MAX_SUBJECT} "
+                         f"and put the detail in the body")
+        ]  # fmt: skip
+    words = re.sub(r"[^\w\s]", " ", first.lower()).split()
+    if not words or (len(words) == 1 and words[0] in GENERIC_SUBJECTS):
+        return [
+            Violation(9, f"the subject {first!r} says nothing; write what changed and why, "
+                         f"e.g. 'F012: add the todo list endpoint'")
+        ]  # fmt: skip
+    return []
+
+
+def trailers(message: str) -> dict[str, list[str]]:
+    """``Key: value`` lines of the message's last paragraph."""
+    paragraphs = [p for p in message_body(message).split("\n\n") if p.strip()]
+    found: dict[str, list[str]] = {}
+    if len(paragraphs) < 2:
+        return found
+    for line in paragraphs[-1].splitlines():
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*?)\s*$", line)
+        if match:
+            found.setdefault(match[1], []).append(match[2])
+    return found
+
+
+def override_reason(message: str | None) -> str | None:
+    if message is None:
+        return None
+    values = [v for v in trailers(message).get(OVERRIDE_KEY, []) if v]
+    return values[0] if values else None
+
+
+def rule5_message(flips: Sequence[str], message: str) -> list[Violation]:
+    body = message_body(message)
+    return [
+        Violation(5, f"{feature_id} becomes passing but the commit message does not name it; "
+                     f"start the subject with '{feature_id}: '", feature_id)
+        for feature_id in flips if not re.search(rf"(?<![\w.-]){re.escape(feature_id)}(?![\w-])", body)
+    ]  # fmt: skip
+
+
+def apply_override(violations: Sequence[Violation],
+                   message: str | None) -> tuple[list[Violation], list[Violation], str | None]:  # fmt: skip
+    """Split off what a `Shiftkit-Override: <reason>` trailer covers (rules 2, 6 and 7 only)."""
+    reason = override_reason(message)
+    overridden = [v for v in violations if reason and v.rule in OVERRIDABLE]
+    kept = [v for v in violations if v not in overridden]
+    return sorted(kept, key=lambda v: v.rule), overridden, reason
