@@ -22,8 +22,11 @@ IDENTITY = {
 def bench_env(home: Path) -> dict[str, str]:
     config = home / "gitconfig"
     config.write_text("[init]\n\tdefaultBranch = main\n")
+    # Measure what users run: with bytecode caching. (Some sandboxes export
+    # PYTHONDONTWRITEBYTECODE, which makes every hook process recompile shiftkit.)
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {
-        **os.environ,
+        **environment,
         **IDENTITY,
         "GIT_CONFIG_GLOBAL": str(config),
         "GIT_CONFIG_NOSYSTEM": "1",
