@@ -103,6 +103,13 @@ def run(directory: Path | None) -> int:
     shell.shiftkit("finish", "-m", "complete todo items")
 
     _title("The hooks refuse what the protocol forbids")
+    features_path = target / "features.json"
+    committed = features_path.read_text(encoding="utf-8")
+    document = json.loads(committed)
+    document["features"][2]["description"] = "A todo item can be completed, more or less"
+    _write(features_path, json.dumps(document, indent=2) + "\n")
+    shell.git("commit", "-am", "Relax the completion feature", expect_fail=True)
+    shell.git("checkout", "-q", "HEAD", "--", "features.json")
     _write(target / "NOTES.md", "scratch\n")
     shell.git("add", "NOTES.md")
     shell.git("commit", "-m", "wip", expect_fail=True)

@@ -10,6 +10,7 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     result = shiftkit(tmp_path, "demo", str(target))
     assert result.returncode == 0, result.output
     assert "rule 9" in result.stdout  # the bare "wip" commit was refused by the hook
+    assert "rule 2 [F002]" in result.stdout  # so was editing a committed definition
     assert "all 3 features pass — nothing to do" in shiftkit(target, "status").stdout
     subjects = git_ok(target, "log", "--format=%s").splitlines()
     assert subjects[:4] == ["F002: complete todo items", "F002: attempt 1 failed, reverted",

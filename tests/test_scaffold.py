@@ -38,6 +38,10 @@ def assert_fresh_scaffold(path: Path) -> None:
     assert "shiftkit start --brief" in json.dumps(settings["hooks"]["SessionStart"])
     assert "Goal:" in (path / "claude-progress.txt").read_text()
     assert "0001" in (path / "docs/decisions/README.md").read_text()
+    workflow = (path / ".github/workflows/shiftkit-audit.yml").read_text()
+    assert "shiftkit audit --reverify" in workflow and "pull_request" in workflow
+    assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
+    assert "shiftkit stop-check" in json.dumps(settings["hooks"]["Stop"])
 
 
 def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Path) -> None:
@@ -209,3 +213,11 @@ def test_new_refuses_a_dirty_existing_repository(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "uncommitted changes" in result.stderr and "Traceback" not in result.output
     assert not (target / "features.json").exists()
+
+
+def test_ci_none_leaves_out_the_workflow(tmp_path: Path) -> None:
+    target = tmp_path / "no-ci"
+    result = shiftkit(tmp_path, "new", str(target), "--defaults", "--data", "ci=none")
+    assert result.returncode == 0, result.output
+    assert not (target / ".github").exists()
+    assert git_ok(target, "status", "--porcelain") == ""

@@ -206,8 +206,15 @@ def test_shift_in_a_linked_worktree(calc: Path, tmp_path: Path) -> None:
     ok(other, "finish", "-m", "subtract two numbers")
     assert listing(other).by_id["F002"].passes
     ok(other, "claim")
+    write(other / "wip.txt", "half done\n")
+    assert shiftkit(other, "stop-check", input="{}").returncode == 2
+    (other / "wip.txt").unlink()
     ok(other, "release")
     assert git_ok(other, "status", "--porcelain") == ""
+    for args in (["status"], ["next"], ["show", "F002"], ["claims"], ["log"], ["validate"]):
+        ok(other, *args)
+    assert "0002-" in ok(other, "decide", "Subtract with plain ints", "--why", "no decimals needed",
+                          "--rejected", "Decimal: slower, not needed")
     assert "main worktree" in ok(calc, "start", "--no-check")
 
 
