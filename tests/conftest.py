@@ -33,14 +33,21 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
+def session_environment(home: Path) -> dict[str, str]:
+    """A git identity and config of the tests' own, never the machine's."""
+    return {
+        **GIT_IDENTITY,
+        "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "PRE_COMMIT_HOME": str(home / "pre-commit"),
+        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
+    }
+
+
 @pytest.fixture(autouse=True)
 def git_environment(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
-    for key, value in GIT_IDENTITY.items():
+    for key, value in session_environment(isolated_home).items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(isolated_home / "gitconfig"))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("PRE_COMMIT_HOME", str(isolated_home / "pre-commit"))
-    monkeypatch.setenv("PATH", f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.delenv("SHIFTKIT_DEBUG", raising=False)
     for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         monkeypatch.delenv(key, raising=False)
@@ -103,10 +110,8 @@ def snapshot_repository(destination: Path) -> Path:
 @pytest.fixture(scope="session")
 def template_repo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as mp:
-        for key, value in GIT_IDENTITY.items():
+        for key, value in session_environment(isolated_home).items():
             mp.setenv(key, value)
-        mp.setenv("GIT_CONFIG_GLOBAL", str(isolated_home / "gitconfig"))
-        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
         yield snapshot_repository(tmp_path_factory.mktemp("shiftkit-src"))
 
 
@@ -114,13 +119,7 @@ def template_repo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path)
 def pristine_scaffold(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Path:
     """One real `shiftkit new --defaults`; tests get copies of it."""
     target = tmp_path_factory.mktemp("pristine") / "demo-project"
-    env = {
-        **GIT_IDENTITY,
-        "GIT_CONFIG_GLOBAL": str(isolated_home / "gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PRE_COMMIT_HOME": str(isolated_home / "pre-commit"),
-        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = session_environment(isolated_home)
     result = run(["shiftkit", "new", str(target), "--defaults"], target.parent, env=env)
     assert result.returncode == 0, result.output
     return target
@@ -161,13 +160,7 @@ def pristine_calc(pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFact
     """A scaffold holding a small real Python package whose features have pytest verifiers."""
     target = tmp_path_factory.mktemp("calc") / "calc-project"
     shutil.copytree(pristine_scaffold, target, symlinks=True)
-    env = {
-        **GIT_IDENTITY,
-        "GIT_CONFIG_GLOBAL": str(isolated_home / "gitconfig"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "PRE_COMMIT_HOME": str(isolated_home / "pre-commit"),
-        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = session_environment(isolated_home)
     write(target / "calc" / "__init__.py", "")
     write(target / "calc" / "ops.py", "")
     for name, body in CALC_TESTS.items():

@@ -186,13 +186,18 @@ def test_new_imports_a_legacy_feature_list(tmp_path: Path) -> None:
     assert "features_import" not in (target / ".copier-answers.yml").read_text()
 
 
-def test_new_adopts_an_existing_repository_in_one_commit(tmp_path: Path) -> None:
-    target = tmp_path / "existing"
+def existing_repository(target: Path) -> Path:
+    """A repository with a commit of its own, to adopt shiftkit mid-project."""
     target.mkdir()
     git_ok(target, "init", "-q")
     write(target / "app.py", "x = 1\n")
     git_ok(target, "add", "app.py")
     git_ok(target, "commit", "-q", "-m", "Existing work")
+    return target
+
+
+def test_new_adopts_an_existing_repository_in_one_commit(tmp_path: Path) -> None:
+    target = existing_repository(tmp_path / "existing")
     result = shiftkit(tmp_path, "new", str(target), "--defaults")
     assert result.returncode == 0, result.output
     assert git_ok(target, "rev-list", "--count", "HEAD").strip() == "2"
@@ -202,12 +207,7 @@ def test_new_adopts_an_existing_repository_in_one_commit(tmp_path: Path) -> None
 
 
 def test_new_refuses_a_dirty_existing_repository(tmp_path: Path) -> None:
-    target = tmp_path / "dirty"
-    target.mkdir()
-    git_ok(target, "init", "-q")
-    write(target / "app.py", "x = 1\n")
-    git_ok(target, "add", "app.py")
-    git_ok(target, "commit", "-q", "-m", "Existing work")
+    target = existing_repository(tmp_path / "dirty")
     write(target / "app.py", "x = 2\n")
     result = shiftkit(tmp_path, "new", str(target), "--defaults")
     assert result.returncode == 1
