@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from shiftkit import gitio, state
+from shiftkit import gitio
 from shiftkit.errors import CLAIM_HELD, ShiftkitError
 
 PREFIX = "refs/shiftkit/claims/"

@@ -47,12 +47,6 @@ def short(oid: str | None) -> str:
     return oid[:7] if oid else "-"
 
 
-def head_text(ctx: Context, relative: str) -> str | None:
-    if gitio.head_oid(ctx.root) is None:
-        return None
-    return gitio.show(ctx.root, f"HEAD:{relative}")
-
-
 def read_optional(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")

@@ -101,21 +101,6 @@ def branch(cwd: Path) -> str | None:
     return proc.stdout.strip() or None
 
 
-def show(cwd: Path, spec: str) -> str | None:
-    """The blob at ``spec`` (``HEAD:path``, ``:path`` for the index), or None if absent."""
-    proc = run(["cat-file", "blob", spec], cwd, check=False)
-    if proc.returncode != 0:
-        return None
-    return proc.stdout
-
-
-def staged_changes(cwd: Path, paths: Sequence[str]) -> list[str]:
-    """Which of ``paths`` differ between HEAD (or the empty tree) and the index."""
-    base = head_oid(cwd) or EMPTY_TREE
-    listing = out(["diff-index", "--cached", "--no-renames", "--name-only", base, "--", *paths], cwd)
-    return [line for line in listing.splitlines() if line]
-
-
 def status_lines(cwd: Path) -> list[str]:
     return [
         line

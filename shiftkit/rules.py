@@ -6,7 +6,6 @@ Each returns a list of violations, empty when the change is acceptable.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
 from shiftkit.messages import OVERRIDABLE as OVERRIDABLE

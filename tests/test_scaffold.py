@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from conftest import BIN_DIR, git, git_ok, run, shiftkit, snapshot_repository, write
+from conftest import git, git_ok, run, shiftkit, snapshot_repository, write
 from shiftkit import features
 
 SCAFFOLD_FILES = [

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from conftest import git, git_ok, implement, shiftkit, write
+from conftest import git_ok, implement, shiftkit, write
 from shiftkit import features, progress
 
 
@@ -56,12 +55,12 @@ def test_claim_implement_finish(calc: Path) -> None:
 
 
 def tree_digest(project: Path) -> dict[str, str]:
-    files = {}
-    for path in project.rglob("*"):
-        if ".git" in path.relative_to(project).parts or not path.is_file():
-            continue
-        files[str(path.relative_to(project))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return files
+    """Every file git does not ignore (tracked or not), with its content's hash."""
+    listing = git_ok(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return {
+        name: hashlib.sha256((project / name).read_bytes()).hexdigest()
+        for name in listing.split("\0") if name and (project / name).is_file()
+    }
 
 
 def test_broken_finish_refused_then_revert_restores(calc: Path) -> None:
