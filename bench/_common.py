@@ -53,13 +53,19 @@ def time_once(action: Callable[[], object]) -> float:
 
 
 def side_by_side(actions: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds of each action, run interleaved round by round so noise hits all alike."""
+    """Median seconds of each action, run interleaved round by round so noise hits all alike,
+    in a shuffled order each round so no action always follows the same one."""
+    import random
+
+    shuffler = random.Random(1729)
     samples: dict[str, list[float]] = {name: [] for name in actions}
     for action in actions.values():  # warm the file cache
         action()
+    names = list(actions)
     for _ in range(rounds):
-        for name, action in actions.items():
-            samples[name].append(time_once(action))
+        shuffler.shuffle(names)
+        for name in names:
+            samples[name].append(time_once(actions[name]))
     return {name: statistics.median(values) for name, values in samples.items()}
 
 

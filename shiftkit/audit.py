@@ -61,10 +61,11 @@ def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Fin
     names = (cfg.features, cfg.progress, cfg.log.archive)
     findings = []
     for commit, parents, tree, message in commits_in(ctx.root, since):
-        sides, texts = snapshot.read_sides(ctx.root, parents or [], names, ctx.common_dir)
+        sides, blobs = snapshot.read_sides(ctx.root, parents or [], names, ctx.common_dir)
         if not parents:
             sides = [rules.Side(None, None, None)]
-        proposed = snapshot.read_proposed(ctx.root, [f"{commit}:{name}" for name in names])
+        proposed, features_blob = snapshot.read_proposed(
+            ctx.root, [f"{commit}:{name}" for name in names])
         present = rules.trailers(message)
 
         def verification(feature: features.Feature, commit: str = commit, tree: str = tree,
@@ -89,13 +90,13 @@ def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Fin
             sides, proposed, rules_to_check=rules.ALL, names=names, message=message,
             claimed=named[0] if under_claim and named else None,
             claims_enabled=cfg.claims.enabled, verification=verification,
-            **snapshot.trust(sides, texts, ctx.common_dir),
+            **snapshot.trust(sides, blobs, ctx.common_dir),
         )  # fmt: skip
         violations = report.violations
-        if proposed.features_text is not None and report.staged is not None and not any(
+        if features_blob is not None and report.staged is not None and not any(
             v.rule == 1 for v in violations
         ):
-            state.mark_validated(ctx.common_dir, snapshot.blob_id(proposed.features_text))
+            state.mark_validated(ctx.common_dir, features_blob[0])
         if violations or report.overridden:
             findings.append(Finding(commit, message.splitlines()[0] if message else "", violations,
                                     report.overridden, report.override_reason))  # fmt: skip

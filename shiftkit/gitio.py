@@ -135,12 +135,17 @@ def has_identity(cwd: Path) -> bool:
 
 def read_blobs(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
     """Many blobs in one `git cat-file --batch` (``REV:path``, ``:path`` or an oid)."""
+    return [blob[1] if blob else None for blob in read_blobs_with_ids(cwd, specs)]
+
+
+def read_blobs_with_ids(cwd: Path | str, specs: Sequence[str]) -> list[tuple[str, str] | None]:
+    """(object id, text) of each blob, None where there is none."""
     if not specs:
         return []
     code, data, err = plumb(["cat-file", "--batch"], cwd, "\n".join(specs).encode() + b"\n")
     if code != 0:
         raise GitFailed(["cat-file", "--batch"], code, err.decode(errors="replace"))
-    results: list[str | None] = []
+    results: list[tuple[str, str] | None] = []
     position = 0
     for _ in specs:
         end = data.index(b"\n", position)
@@ -152,7 +157,8 @@ def read_blobs(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
             results.append(None)
             continue
         size = int(header[2])
-        results.append(data[position : position + size].decode("utf-8", "surrogateescape"))
+        text = data[position : position + size].decode("utf-8", "surrogateescape")
+        results.append((header[0].decode(), text))
         position += size + 1
     return results
 

@@ -205,10 +205,9 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
     from shiftkit import config, features, gitio, rules, snapshot, state, verify
 
     cfg = _config[0] if _config else config.load(top)
-    parents, texts = snapshot.read_sides(top, ["HEAD", *merging], names, common)
-    proposed = snapshot.read_proposed(top, [f":{name}" for name in names])
-    staged_valid = proposed.features_text is not None and snapshot.known_valid(
-        common, proposed.features_text)
+    parents, blobs, proposed, staged_blob = snapshot.read_staged_change(
+        top, ["HEAD", *merging], names, common)
+    staged_valid = snapshot.known_valid(common, staged_blob)
     tree_cache: list[str] = []
 
     def staged_tree() -> str:
@@ -237,12 +236,12 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
     report = rules.evaluate(
         parents, proposed, rules_to_check=which, names=names, message=message,
         claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,
-        verification=verification, **snapshot.trust(parents, texts, common),
+        verification=verification, **snapshot.trust(parents, blobs, common),
         known_valid=staged_valid,
     )  # fmt: skip
     valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
-    if valid_list and proposed.features_text is not None and not staged_valid:
-        state.mark_validated(common, snapshot.blob_id(proposed.features_text))
+    if valid_list and staged_blob is not None and not staged_valid:
+        state.mark_validated(common, staged_blob[0])
     verified = None
     if len(report.flips) == 1 and report.staged is not None:
         flip = report.staged.get(report.flips[0])

@@ -290,13 +290,13 @@ def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str
     refusal comes before anything is written."""
     cfg = ctx.config
     names = (cfg.features, cfg.progress, cfg.log.archive)
-    parents, texts = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
+    parents, blobs = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
     archive = archive_text if archive_text is not None else parents[0].archive
     proposed = rules.Proposed(features_text, log_text, archive)
     report = rules.evaluate(
         parents, proposed, rules_to_check=rules.ALL - {4}, names=names, message=message,
         claimed=feature_id, claims_enabled=cfg.claims.enabled,
-        **snapshot.trust(parents, texts, ctx.common_dir),
+        **snapshot.trust(parents, blobs, ctx.common_dir),
     )  # fmt: skip
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")

@@ -3,8 +3,6 @@ for the staged tree (the hooks) or for a commit (`audit`)."""
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Sequence
@@ -12,62 +10,70 @@ from typing import Any, Sequence
 from shiftkit import features, gitio, rules, state
 from shiftkit.errors import BadInput
 
-
-@functools.lru_cache(maxsize=8)
-def blob_id(text: str) -> str:
-    """git's object id for a blob with this content, computed without asking git (and once
-    per text: a hook asks about the same 1 MB list several times)."""
-    data = text.encode("utf-8", "surrogateescape")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+def known_valid(common_dir: Path, blob: tuple[str, str] | None) -> bool:
+    return blob is not None and state.is_validated(common_dir, blob[0])
 
 
-def known_valid(common_dir: Path, text: str) -> bool:
-    return state.is_validated(common_dir, blob_id(text))
-
-
-def parse_list(text: str | None, source: str, common_dir: Path) -> features.FeatureList | None:
+def parse_list(blob: tuple[str, str] | None, source: str,
+               common_dir: Path) -> features.FeatureList | None:  # fmt: skip
     """A parent's list: trusted when validated before, validated (once) otherwise; None when
     absent or invalid (a commit made past the hooks — `audit` names it)."""
-    if text is None:
+    if blob is None:
         return None
-    if known_valid(common_dir, text):
-        return features.from_document(json.loads(text))
+    if known_valid(common_dir, blob):
+        return features.from_document(json.loads(blob[1]))
     try:
-        parsed = features.loads(text, source)
+        parsed = features.loads(blob[1], source)
     except BadInput:
         return None
-    state.mark_validated(common_dir, blob_id(text))
+    state.mark_validated(common_dir, blob[0])
     return parsed
 
 
-def trust(parents: Sequence[rules.Side], texts: Sequence[str | None],
+def trust(parents: Sequence[rules.Side], blobs: Sequence[tuple[str, str] | None],
           common_dir: Path) -> dict[str, Any]:  # fmt: skip
     """`rules.evaluate`'s ``trusted`` and ``trusted_text``: the first parent's list when it is
     known to be valid, so unchanged items skip the schema."""
-    if not parents or not texts or texts[0] is None or parents[0].features is None:
-        return {}
-    if not known_valid(common_dir, texts[0]):
+    if not parents or not blobs or parents[0].features is None or not known_valid(common_dir, blobs[0]):
         return {}
     parent = parents[0].features
     document: dict[str, Any] = {} if parent.schema_ref is None else {"$schema": parent.schema_ref}
     document["features"] = parent.items
-    return {"trusted": document, "trusted_text": texts[0]}
+    return {"trusted": document, "trusted_text": blobs[0][1] if blobs[0] else None}
 
 
-def read_sides(root: Path, revs: Sequence[str], names: tuple[str, str, str],
-               common_dir: Path) -> tuple[list[rules.Side], list[str | None]]:  # fmt: skip
-    """Each rev's (features, log, archive); also the raw feature-list texts."""
+def read_sides(root: Path, revs: Sequence[str], names: tuple[str, str, str], common_dir: Path,
+               fetched: Sequence[tuple[str, str] | None] | None = None,
+               ) -> tuple[list[rules.Side], list[tuple[str, str] | None]]:  # fmt: skip
+    """Each rev's (features, log, archive); also its feature-list blob (id and text).
+    ``fetched``: the blobs of ``rev:name`` for each rev and name, when already read."""
     specs = [f"{rev}:{name}" for rev in revs for name in names]
-    blobs = gitio.read_blobs(root, specs)
-    sides, texts = [], []
+    blobs = fetched if fetched is not None else gitio.read_blobs_with_ids(root, specs)
+    sides, feature_blobs = [], []
     for index in range(len(revs)):
-        features_text, log, archive = blobs[3 * index : 3 * index + 3]
-        texts.append(features_text)
-        sides.append(rules.Side(parse_list(features_text, names[0], common_dir), log, archive))
-    return sides, texts
+        features_blob, log, archive = blobs[3 * index : 3 * index + 3]
+        feature_blobs.append(features_blob)
+        sides.append(rules.Side(parse_list(features_blob, names[0], common_dir),
+                                log[1] if log else None, archive[1] if archive else None))
+    return sides, feature_blobs
 
 
-def read_proposed(root: Path, specs: Sequence[str]) -> rules.Proposed:
-    features_text, log, archive = gitio.read_blobs(root, specs)
-    return rules.Proposed(features_text, log, archive)
+def read_proposed(root: Path, specs: Sequence[str],
+                  fetched: Sequence[tuple[str, str] | None] | None = None,
+                  ) -> tuple[rules.Proposed, tuple[str, str] | None]:  # fmt: skip
+    """The proposed (features, log, archive), and the feature-list blob (id and text)."""
+    features_blob, log, archive = fetched if fetched is not None else gitio.read_blobs_with_ids(
+        root, specs)
+    proposed = rules.Proposed(*(blob[1] if blob else None for blob in (features_blob, log, archive)))
+    return proposed, features_blob
 
+
+def read_staged_change(root: Path, revs: Sequence[str], names: tuple[str, str, str],
+                       common_dir: Path) -> tuple[list[rules.Side], list[tuple[str, str] | None],
+                                                  rules.Proposed, tuple[str, str] | None]:
+    """The parents' side and the index's, with one `git cat-file` for all of them."""
+    specs = [f"{rev}:{name}" for rev in revs for name in names]
+    blobs = gitio.read_blobs_with_ids(root, specs + [f":{name}" for name in names])
+    sides, feature_blobs = read_sides(root, revs, names, common_dir, blobs[: len(specs)])
+    proposed, staged_blob = read_proposed(root, [], blobs[len(specs) :])
+    return sides, feature_blobs, proposed, staged_blob
