@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from shiftkit import messages
     from shiftkit import rules as rules_mod
+    from shiftkit.config import Config
 
 USAGE_TEXT = "usage: shiftkit hook {pre-commit | commit-msg FILE}"
 DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
@@ -56,9 +57,6 @@ def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     return entries
 
 
-_config: list[Any] = []
-
-
 def maybe_relevant(root: str, staged: Sequence[str]) -> bool:
     """False when none of the feature list, log or archive can be among ``staged``, decided
     without parsing TOML: a configured name must appear literally in `.shiftkit.toml`."""
@@ -77,10 +75,8 @@ def maybe_relevant(root: str, staged: Sequence[str]) -> bool:
     )
 
 
-def relevant_names(root: str, staged: Sequence[str]) -> tuple[str, str, str] | None:
-    """(features, log, archive) when any of them is staged, else None (the config, when it
-    had to be read, is kept in ``_config`` for the rest of the hook)."""
-    _config.clear()
+def relevant_config(root: str, staged: Sequence[str]) -> Config | None:
+    """The project's config when its feature list, log or archive is staged, else None."""
     if not maybe_relevant(root, staged):
         return None
     from pathlib import Path
@@ -88,19 +84,21 @@ def relevant_names(root: str, staged: Sequence[str]) -> tuple[str, str, str] | N
     from shiftkit import config
 
     cfg = config.load(Path(root))
-    _config.append(cfg)
-    names = (cfg.features, cfg.progress, cfg.log.archive)
-    return names if any(n in staged for n in names) else None
+    return cfg if any(name in staged for name in names_of(cfg)) else None
+
+
+def names_of(cfg: Config) -> tuple[str, str, str]:
+    return (cfg.features, cfg.progress, cfg.log.archive)
 
 
 def pre_commit(root: str) -> int:
     staged = staged_entries(root)
     if not staged:
         return OK
-    names = relevant_names(root, list(staged))
-    if names is None:
+    cfg = relevant_config(root, list(staged))
+    if cfg is None:
         return OK
-    return _check(root, names, staged, message_file=None)
+    return _check(root, names_of(cfg), staged, message_file=None, cfg=cfg)
 
 
 def commit_msg(root: str, message_file: str) -> int:
@@ -127,14 +125,14 @@ def commit_msg(root: str, message_file: str) -> int:
     git_dir, _ = gitio.git_dirs(Path(root))
     record = state.read_json(state.worktree_state(git_dir) / RECORD)
     if isinstance(record, dict) and record.get("config") == _config_signature(root):
-        names: tuple[str, str, str] | None = tuple(record["key"][0])
-        if not any(name in staged for name in names or ()):
+        names: tuple[str, str, str] = tuple(record["key"][0])
+        if not any(name in staged for name in names):
             return OK
-    else:
-        names = relevant_names(root, list(staged))
-    if names is None:
+        return _check(root, names, staged, message_file=message_file, message=raw)
+    cfg = relevant_config(root, list(staged))
+    if cfg is None:
         return OK
-    return _check(root, names, staged, message_file=message_file, message=raw)
+    return _check(root, names_of(cfg), staged, message_file=message_file, message=raw, cfg=cfg)
 
 
 def _config_signature(root: str) -> list[int] | None:
@@ -149,7 +147,8 @@ RECORD = "hook-check.json"
 
 
 def _check(root: str, names: tuple[str, str, str], staged: dict[str, tuple[str, str]],
-           message_file: str | None, message: str | None = None) -> int:  # fmt: skip
+           message_file: str | None, message: str | None = None,
+           cfg: Config | None = None) -> int:  # fmt: skip
     """The rules over the staged change. The pre-commit stage checks all but the message's
     and records what it found; the commit-msg stage reuses that record for the same staged
     change, so the lists are read once per commit."""
@@ -172,7 +171,7 @@ def _check(root: str, names: tuple[str, str, str], staged: dict[str, tuple[str, 
             kept, overridden, reason = messages.apply_override(found, message)
             return _conclude(top, kept, overridden, reason, record["flips"], record["verified"],
                              message_file, message)  # fmt: skip
-    report, verified = _evaluate(top, names, git_dir, common, merging, held, message)
+    report, verified = _evaluate(top, names, git_dir, common, merging, held, message, cfg)
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
         if blocking:
@@ -199,12 +198,12 @@ def _conclude(top: Any, kept: Sequence[messages.Violation], overridden: Sequence
 
 def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
               merging: list[str], held: dict[str, Any] | None,
-              message: str | None) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
+              message: str | None, cfg: Config | None) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
     from shiftkit import config, features, gitio, rules, snapshot, state, verify
 
-    cfg = _config[0] if _config else config.load(top)
+    cfg = cfg or config.load(top)
     parents, blobs, proposed, staged_blob = snapshot.read_staged_change(
         top, ["HEAD", *merging], names, common)
     staged_valid = snapshot.known_valid(common, staged_blob)
