@@ -169,3 +169,13 @@ def test_version_and_help(tmp_path: Path) -> None:
     assert shiftkit(tmp_path, "--version").stdout.startswith("shiftkit, version ")
     helped = shiftkit(tmp_path, "--help")
     assert helped.returncode == 0 and "Exit codes" in helped.stdout
+
+
+def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
+    from shiftkit import views
+
+    data = {"passing": 3, "total": 12, "open": 8, "blocked": 1, "claimed": 0, "all_pass": False,
+            "next": "F004", "blocked_features": [], "claimed_features": []}
+    terminal = views.status_text(data, terminal=True).splitlines()[0]
+    assert terminal.startswith("[") and "#" in terminal and "3/12 passing (25%)" in terminal
+    assert views.status_text(data, terminal=False).splitlines()[0] == "3/12 passing"

@@ -312,6 +312,7 @@ def test_claim_refusals(calc: Path) -> None:
     write(calc / "dirty.txt", "x\n")
     dirty = shiftkit(calc, "claim")
     assert dirty.returncode == 1 and "the work tree is not clean (dirty.txt)" in dirty.stderr
+    assert dirty.stderr.count("\n") == 1 and "Traceback" not in dirty.output
     (calc / "dirty.txt").unlink()
     ok(calc, "claim")
     second = shiftkit(calc, "claim", "F001")
@@ -320,6 +321,8 @@ def test_claim_refusals(calc: Path) -> None:
     git_ok(calc, "checkout", "-q", "--detach")
     detached = shiftkit(calc, "claim")
     assert detached.returncode == 1 and "HEAD is detached" in detached.stderr
+    for result in (second, detached):
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
 
 
 def test_verifier_not_found_and_timeout(calc: Path) -> None:
@@ -332,6 +335,8 @@ def test_verifier_not_found_and_timeout(calc: Path) -> None:
     assert missing.returncode == 1 and "exit 127 (command not found)" in missing.stdout
     slow = shiftkit(calc, "verify", "F005")
     assert slow.returncode == 1 and "timed out after 1s" in slow.stdout
+    for result in (missing, slow):
+        assert "Traceback" not in result.output
 
 
 def test_finish_message_too_long(calc: Path) -> None:
