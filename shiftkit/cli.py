@@ -369,6 +369,27 @@ def guard() -> int:
     return USAGE  # 2: Claude Code blocks the call and shows the reason to the model
 
 
+@cli.command("merge-features")
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("ours", type=click.Path(path_type=Path))
+@click.argument("theirs", type=click.Path(path_type=Path))
+def merge_features(base: Path, ours: Path, theirs: Path) -> int:
+    """git merge driver for features.json (`%O %A %B`): writes the merge into OURS."""
+    from shiftkit import merge
+    from shiftkit.atomic import atomic_write
+
+    def read(path: Path, required: bool) -> features.FeatureList | None:
+        text = project.read_text(path, str(path), "git passes the three versions to merge")
+        if not text.strip() and not required:
+            return None  # no common ancestor: git passes an empty file
+        return features.loads(text, str(path))
+
+    ours_list, theirs_list = read(ours, True), read(theirs, True)
+    assert ours_list is not None and theirs_list is not None
+    atomic_write(ours, features.dumps(merge.merge_lists(read(base, False), ours_list, theirs_list)))
+    return OK
+
+
 @cli.command("install-hooks")
 @click.option("--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit).")
 def install_hooks(force: bool) -> int:

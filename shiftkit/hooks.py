@@ -231,7 +231,9 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
         print(outcome.tail(10), file=sys.stderr)
         return f"its verifier fails on the staged tree ({outcome.summary()})"
 
-    which = rules.COMMIT_MSG if message is not None else (rules.ALL - {9})
+    # Every rule this stage can check: at pre-commit all but the message's; at commit-msg
+    # without the pre-commit stage's record (a `git merge`, which runs no pre-commit hook), all.
+    which = rules.ALL
     report = rules.evaluate(
         parents, proposed, rules_to_check=which, names=names, message=message,
         claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,

@@ -14,6 +14,12 @@ HOOKS = ("pre-commit", "commit-msg")
 MARKER = "shiftkit"
 
 
+def configure_merge_driver(root: Path) -> None:
+    """The `features.json merge=shiftkit-features` attribute needs the driver in git's config."""
+    gitio.run(["config", "merge.shiftkit-features.name", "shiftkit feature-list merge"], root)
+    gitio.run(["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root)
+
+
 def install(root: Path, force: bool) -> list[Path]:
     configured = gitio.run(["config", "--get", "core.hooksPath"], root, check=False).stdout.strip()
     if configured:
@@ -38,4 +44,5 @@ def install(root: Path, force: bool) -> list[Path]:
         shutil.copyfile(hooks_dir() / name, destination)
         destination.chmod(0o755)
         installed.append(destination)
+    configure_merge_driver(root)
     return installed

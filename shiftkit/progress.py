@@ -26,6 +26,11 @@ class Entry(NamedTuple):
     text: str  # the whole block, verbatim: header line, body, trailing blank line
 
     @property
+    def key(self) -> str:
+        """The entry without its trailing blank lines, which merges may fold."""
+        return self.text.rstrip("\n")
+
+    @property
     def body(self) -> str:
         return self.text.split("\n", 1)[1].strip("\n") if "\n" in self.text else ""
 

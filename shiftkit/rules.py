@@ -48,8 +48,6 @@ def check_list(
 
 # -- the rules over a change: parents' state, the proposed state, the message ----------------
 
-PRE_COMMIT = frozenset({1, 3, 4, 5, 8})  # need the staged tree (5: the log entry)
-COMMIT_MSG = frozenset({1, 2, 5, 6, 7, 9})  # need the message (5: naming the feature)
 ALL = frozenset(range(1, 10))
 
 
@@ -212,10 +210,10 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[Any]:
     seen: set[str] = set()
     for parent in parents:
         if parent.log:
-            seen.update(e.text for e in progress.parse(parent.log).entries)
+            seen.update(e.key for e in progress.parse(parent.log).entries)
         if parent.archive:
-            seen.update(e.text for e in progress.parse(parent.archive).entries)
-    return [e for e in progress.parse(log_text).entries if e.text not in seen]
+            seen.update(e.key for e in progress.parse(parent.archive).entries)
+    return [e for e in progress.parse(log_text).entries if e.key not in seen]
 
 
 def rule5_log(flips: Sequence[str], entries: Sequence[Any], log_name: str) -> list[Violation]:
@@ -269,10 +267,11 @@ def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str,
         if staged_log.startswith(old_log):
             continue
         if len(parents) > 1:
-            # A merge keeps every parent's entry, in the log or the archive.
-            kept = {e.text for e in progress.parse(staged_log).entries}
-            kept |= {e.text for e in progress.parse(staged_archive).entries}
-            if any(e.text not in kept for e in progress.parse(old_log).entries):
+            # A merge keeps every parent's entry, in the log or the archive (git's union
+            # merge may fold the blank lines between entries, hence `key`).
+            kept = {e.key for e in progress.parse(staged_log).entries}
+            kept |= {e.key for e in progress.parse(staged_archive).entries}
+            if any(e.key not in kept for e in progress.parse(old_log).entries):
                 problems.append(Violation(8, f"the merge lost entries of {log_name}"))
             continue
         old, new = progress.parse(old_log), progress.parse(staged_log)
