@@ -94,6 +94,12 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None) -> str:
     return head
 
 
+def commit_bookkeeping(ctx: Context, message: str) -> str:
+    """Commit only shiftkit's own files (feature list, log, archive), whatever else is dirty."""
+    cfg = ctx.config
+    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive])
+
+
 def head_trailer(ctx: Context, key: str) -> list[str]:
     if gitio.head_oid(ctx.root) is None:
         return []

@@ -417,6 +417,10 @@ def all_pass_message(feature_list: FeatureList) -> str:
     return f"all {len(feature_list.features)} features pass — nothing to do"
 
 
+def blocked_ids(feature_list: FeatureList) -> list[str]:
+    return [f.id for f in feature_list.features if f.blocked is not None]
+
+
 def next_free_id(feature_list: FeatureList) -> str:
     """The next ``F`` number after the highest one in use."""
     highest = -1

@@ -208,6 +208,7 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
         top, ["HEAD", *merging], names, common)
     staged_valid = snapshot.known_valid(common, staged_blob)
     tree_cache: list[str] = []
+    verified: list[str] = []  # the staged tree, once the flip's verifier has passed on it
 
     def staged_tree() -> str:
         if not tree_cache:
@@ -219,6 +220,7 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
         if command is None:
             return "it has no verify command (and no project-wide 'verify' is set)"
         if verify.is_cached(common, staged_tree(), command):
+            verified.append(staged_tree())
             return None
         if gitio.run(["diff", "--quiet"], top, check=False).returncode != 0:
             return ("the work tree has unstaged changes to tracked files, so its verifier cannot "
@@ -227,15 +229,15 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
         outcome = verify.run_command(command, top, cfg.verify_timeout)
         if outcome.ok:
             verify.record_pass(common, staged_tree(), command)
+            verified.append(staged_tree())
             return None
         print(outcome.tail(10), file=sys.stderr)
         return f"its verifier fails on the staged tree ({outcome.summary()})"
 
     # Every rule this stage can check: at pre-commit all but the message's; at commit-msg
     # without the pre-commit stage's record (a `git merge`, which runs no pre-commit hook), all.
-    which = rules.ALL
     report = rules.evaluate(
-        parents, proposed, rules_to_check=which, names=names, message=message,
+        parents, proposed, rules_to_check=rules.ALL, names=names, message=message,
         claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,
         verification=verification, **snapshot.trust(parents, blobs, common),
         known_valid=staged_valid,
@@ -243,13 +245,7 @@ def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
     valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
     if valid_list and staged_blob is not None and not staged_valid:
         state.mark_validated(common, staged_blob[0])
-    verified = None
-    if len(report.flips) == 1 and report.staged is not None:
-        flip = report.staged.get(report.flips[0])
-        command = features.effective_verify(flip, cfg.verify) if flip else None
-        if command is not None and verify.is_cached(common, staged_tree(), command):
-            verified = staged_tree()
-    return report, verified
+    return report, verified[0] if verified else None
 
 
 def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,

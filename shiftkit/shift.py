@@ -13,7 +13,7 @@ from typing import Any, Callable
 from shiftkit import claims, features, gitio, progress, rules, snapshot, state, verify
 from shiftkit.atomic import atomic_write
 from shiftkit.context import (
-    Context, commit, head_trailer, iso_now, log_time, pending_note_path, read_optional,
+    Context, commit, commit_bookkeeping, head_trailer, iso_now, log_time, pending_note_path, read_optional,
     plan_log, record_verified_at, short, work_tree_id, write_features, write_log, write_planned_log,
 )  # fmt: skip
 from shiftkit.errors import BadInput, Refused
@@ -266,7 +266,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
     entry = progress.format_entry(log_time(), feature_id, "passed", short(base),
                                   _entry_body(ctx, summary, extra_note))  # fmt: skip
-    new_log, new_archive = plan_log(ctx, progress.append(log_text, entry), _blocked_ids(flipped))
+    new_log, new_archive = plan_log(ctx, progress.append(log_text, entry), features.blocked_ids(flipped))
     message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
                f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
     _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
@@ -300,10 +300,6 @@ def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str
     )  # fmt: skip
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")
-
-
-def _blocked_ids(feature_list: features.FeatureList) -> list[str]:
-    return [f.id for f in feature_list.features if f.blocked is not None]
 
 
 # -- revert --------------------------------------------------------------------------------
@@ -353,11 +349,10 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     entry = progress.format_entry(log_time(), feature_id, outcome, short(base),
                                   _entry_body(ctx, "\n".join(body_lines), None))  # fmt: skip
     write_features(ctx, updated)
-    write_log(ctx, progress.append(log_text, entry), _blocked_ids(updated))
+    write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))
     subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
     message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.get('oid') or '-'}\n"
-    cfg = ctx.config
-    new_head = commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive])
+    new_head = commit_bookkeeping(ctx, message)
     if signature is not None and not repeated:
         history[feature_id] = seen + [signature]
         state.write_json(history_path, history)
@@ -411,10 +406,8 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
                                   f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})")
     write_features(ctx, updated)
     write_log(ctx, progress.append(read_optional(ctx.project.progress_path), entry),
-               _blocked_ids(updated))  # fmt: skip
-    cfg = ctx.config
-    new_head = commit(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n",
-                      [cfg.features, cfg.progress, cfg.log.archive])  # fmt: skip
+               features.blocked_ids(updated))  # fmt: skip
+    new_head = commit_bookkeeping(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n")
     say(f"{feature_id} is unblocked (attempts reset) in {short(new_head)}")
     return 0
 
@@ -437,7 +430,7 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
         say(f"nothing to prune: {len(log.entries)} entries, pruned above "
             f"{cfg.log.keep + cfg.log.block}")  # fmt: skip
         return 0
-    write_log(ctx, text, _blocked_ids(read_features(ctx.project)))
+    write_log(ctx, text, features.blocked_ids(read_features(ctx.project)))
     new_head = commit(ctx, "Prune the progress log into the archive\n",
                       [cfg.progress, cfg.log.archive])  # fmt: skip
     say(f"pruned the log in {short(new_head)}")

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from shiftkit import claims, features, gitio, progress, state, verify
 from shiftkit.context import (
-    Context, commit, iso_now, log_time, read_optional, record_verified_at, short, write_features,
+    Context, commit_bookkeeping, iso_now, log_time, read_optional, record_verified_at, short, write_features,
     write_log,
 )  # fmt: skip
 from shiftkit.project import read_features
@@ -108,7 +108,6 @@ def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
 
 def _demote(ctx: Context, feature_list: features.FeatureList,
             failing: list[tuple[features.Feature, verify.Outcome]]) -> str:  # fmt: skip
-    cfg = ctx.config
     base = short(gitio.head_oid(ctx.root))
     log_text = read_optional(ctx.project.progress_path)
     updated = feature_list
@@ -121,15 +120,14 @@ def _demote(ctx: Context, feature_list: features.FeatureList,
             log_text, progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body)
         )
     write_features(ctx, updated)
-    blocked = [f.id for f in updated.features if f.blocked is not None]
-    write_log(ctx, log_text, blocked)
+    write_log(ctx, log_text, features.blocked_ids(updated))
     ids = [f.id for f, _ in failing]
     if len(ids) == 1:
         subject = f"{ids[0]}: demoted, its verifier fails at session start"
     else:
         subject = f"Demote {', '.join(ids)}: verifiers fail at session start"
     subject = subject if len(subject) <= 72 else f"Demote {len(ids)} features: verifiers fail"
-    return commit(ctx, subject + "\n", [cfg.features, cfg.progress, cfg.log.archive])
+    return commit_bookkeeping(ctx, subject + "\n")
 
 
 # -- the report ----------------------------------------------------------------------------

@@ -125,11 +125,16 @@ def pristine_scaffold(tmp_path_factory: pytest.TempPathFactory, isolated_home: P
     return target
 
 
+def copy_of(pristine: Path, tmp_path: Path) -> Path:
+    """A test's own copy of a session-wide project, git dir and hooks included."""
+    target = tmp_path / pristine.name
+    shutil.copytree(pristine, target, symlinks=True)
+    return target
+
+
 @pytest.fixture
 def scaffold(pristine_scaffold: Path, tmp_path: Path) -> Path:
-    target = tmp_path / pristine_scaffold.name
-    shutil.copytree(pristine_scaffold, target, symlinks=True)
-    return target
+    return copy_of(pristine_scaffold, tmp_path)
 
 
 def write(path: Path, text: str) -> Path:
@@ -178,9 +183,7 @@ def pristine_calc(pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFact
 
 @pytest.fixture
 def calc(pristine_calc: Path, tmp_path: Path) -> Path:
-    target = tmp_path / pristine_calc.name
-    shutil.copytree(pristine_calc, target, symlinks=True)
-    return target
+    return copy_of(pristine_calc, tmp_path)
 
 
 def implement(project: Path, name: str, good: bool = True) -> None:
