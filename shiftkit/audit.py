@@ -4,13 +4,11 @@ skipped."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftkit import features, gitio, rules, snapshot, state, verify
+from shiftkit import commits, features, gitio, rules, verify
 from shiftkit.context import Context, short
 from shiftkit.errors import BadInput
 
@@ -22,84 +20,54 @@ class Finding:
     violations: list[rules.Violation] = field(default_factory=list)
     overridden: list[rules.Violation] = field(default_factory=list)
     override_reason: str | None = None
+    person_actions: list[str] = field(default_factory=list)
 
 
-def commits_in(root: Path, since: str | None) -> list[tuple[str, list[str], str, str]]:
-    """(commit, parents, tree, message), oldest first."""
+def commits_in(root: Path, since: str | None) -> list[commits.Commit]:
+    """The commits from ``since`` (exclusive) to HEAD, oldest first."""
     if since is not None and gitio.run(["rev-parse", "-q", "--verify", f"{since}^{{commit}}"],
                                        root, check=False).returncode != 0:  # fmt: skip
         raise BadInput(f"--since {since!r}: not a commit in this repository")
     if gitio.head_oid(root) is None:
         return []
-    span = f"{since}..HEAD" if since else "HEAD"
-    raw = gitio.out(["log", "--reverse", "--topo-order", "--format=%H%x00%P%x00%T%x00%B%x00%x01",
-                     span], root)  # fmt: skip
-    result = []
-    for record in raw.split("\x01"):
-        record = record.lstrip("\n")
-        if not record:
-            continue
-        commit, parents, tree, message, _ = record.split("\x00")
-        result.append((commit, parents.split(), tree, message))
-    return result
+    return commits.read_commits(root, [f"{since}..HEAD" if since else "HEAD"])
 
 
-def _reverify(ctx: Context, commit: str, command: str) -> verify.Outcome:
-    workdir = Path(tempfile.mkdtemp(prefix="shiftkit-audit-"))
-    target = workdir / "tree"
-    try:
-        gitio.run(["worktree", "add", "--detach", "-q", str(target), commit], ctx.root)
-        return verify.run_command(command, target, ctx.config.verify_timeout)
-    finally:
-        gitio.run(["worktree", "remove", "--force", str(target)], ctx.root, check=False)
-        shutil.rmtree(workdir, ignore_errors=True)
-        gitio.run(["worktree", "prune"], ctx.root, check=False)
+def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
+    """The verifier re-run in a clean checkout of the commit, after its init."""
+    tree = gitio.out(["rev-parse", f"{commit}^{{tree}}"], ctx.root).strip()
+    return verify.run_in_checkout(ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout)
 
 
 def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Finding]:
-    cfg = ctx.config
-    names = (cfg.features, cfg.progress, cfg.log.archive)
-    findings = []
-    for commit, parents, tree, message in commits_in(ctx.root, since):
-        sides, blobs = snapshot.read_sides(ctx.root, parents or [], names, ctx.common_dir)
-        if not parents:
-            sides = [rules.Side(None, None, None)]
-        proposed, features_blob = snapshot.read_proposed(
-            ctx.root, [f"{commit}:{name}" for name in names])
-        present = rules.trailers(message)
+    return audit_commits(ctx, commits_in(ctx.root, since), reverify, say)
 
-        def verification(feature: features.Feature, commit: str = commit, tree: str = tree,
-                         present: dict[str, list[str]] = present) -> str | None:  # fmt: skip
-            if tree not in present.get("Shiftkit-Verified", []):
+
+def audit_commits(ctx: Context, selected: list[commits.Commit], reverify: bool,
+                  say: Any) -> list[Finding]:  # fmt: skip
+    findings = []
+    for commit in selected:
+        present = rules.trailers(commit.message)
+
+        def evidence(feature: features.Feature, command: str, verify_in: str,
+                     commit: commits.Commit = commit,
+                     present: dict[str, list[str]] = present) -> str | None:  # fmt: skip
+            # Plain audit can only see what the commit claims; --reverify checks it.
+            if commit.tree not in present.get("Shiftkit-Verified", []):
                 return "the commit has no Shiftkit-Verified trailer for its tree (made past the hooks?)"
             if not reverify:
                 return None
-            command = features.effective_verify(feature, cfg.verify)
-            if command is None:
-                return "it has no verify command"
-            say(f"re-verifying {feature.id} at {short(commit)}: {command}")
-            outcome = _reverify(ctx, commit, command)
+            say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
+            outcome = reverify_at(ctx, commit.oid, command)
             if not outcome.ok:
                 return f"its verifier fails when re-run at this commit ({outcome.summary()})"
             return None
 
-        # Rule 6 in history: a flip must carry the claim it was finished under.
-        under_claim = [v for v in present.get("Shiftkit-Claim", []) if v and v != "-"]
-        named = present.get("Shiftkit-Feature", [])
-        report = rules.evaluate(
-            sides, proposed, rules_to_check=rules.ALL, names=names, message=message,
-            claimed=named[0] if under_claim and named else None,
-            claims_enabled=cfg.claims.enabled, verification=verification,
-            **snapshot.trust(sides, blobs, ctx.common_dir),
-        )  # fmt: skip
-        violations = report.violations
-        if features_blob is not None and report.staged is not None and not any(
-            v.rule == 1 for v in violations
-        ):
-            state.mark_validated(ctx.common_dir, features_blob[0])
-        if violations or report.overridden:
-            findings.append(Finding(commit, message.splitlines()[0] if message else "", violations,
-                                    report.overridden, report.override_reason))  # fmt: skip
+        report = commits.judge_commit(ctx.root, ctx.common_dir, commit, evidence)
+        if report.violations or report.overridden or report.person_actions:
+            findings.append(Finding(commit.oid, commit.subject, report.violations,
+                                    report.overridden, report.override_reason,
+                                    report.person_actions))  # fmt: skip
     return findings
 
 
@@ -111,10 +79,16 @@ def render(findings: list[Finding], checked: int) -> str:
             lines.append(f"{short(finding.commit)} {finding.subject[:50]!r}: {violation}")
     overrides = [f for f in findings if f.overridden]
     for finding in overrides:
-        rules_hit = ", ".join(sorted({str(v.rule) for v in finding.overridden}))
+        rules_hit = ", ".join(sorted({str(int(v.rule)) for v in finding.overridden}))
         lines.append(f"override {short(finding.commit)} (rules {rules_hit}): {finding.override_reason}")
+    people = [f for f in findings if f.person_actions]
+    if people:
+        lines.append("person actions (a person's to make; `audit --strict` refuses them):")
+        for finding in people:
+            lines += [f"  {short(finding.commit)} {finding.subject[:50]!r}: {action}"
+                      for action in finding.person_actions]  # fmt: skip
     lines.append(f"audit: {checked} commits checked, {len(bad)} with violations, "
-                 f"{len(overrides)} with overrides")  # fmt: skip
+                 f"{len(overrides)} with overrides, {len(people)} with person actions")  # fmt: skip
     return "\n".join(lines)
 
 
@@ -128,7 +102,11 @@ def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
         ],
         "overrides": [
             {"commit": f.commit, "subject": f.subject, "reason": f.override_reason,
-             "rules": sorted({v.rule for v in f.overridden})}
+             "rules": sorted({int(v.rule) for v in f.overridden})}
             for f in findings if f.overridden
+        ],
+        "person_actions": [
+            {"commit": f.commit, "subject": f.subject, "actions": f.person_actions}
+            for f in findings if f.person_actions
         ],
     }  # fmt: skip

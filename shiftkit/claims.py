@@ -25,6 +25,9 @@ class Claim(NamedTuple):
 
     def holder(self) -> str:
         r = self.record
+        if "broken" in r:
+            return (f"{self.feature} has a broken claim ({r['broken']}); a person removes it with "
+                    f"`git update-ref -d {ref_name(self.feature)}`")
         return (
             f"{self.feature} is claimed by session {r.get('session', '?')} "
             f"(worktree {r.get('worktree', '?')}, branch {r.get('branch') or 'detached'}, "
@@ -36,14 +39,50 @@ def ref_name(feature_id: str) -> str:
     return PREFIX + feature_id
 
 
+RECORD_TYPES: dict[str, tuple[type, ...]] = {
+    "feature": (str,), "session": (str,), "worktree": (str,), "branch": (str, type(None)),
+    "base": (str,), "host": (str,), "boot_id": (str,), "pid": (int,), "pid_start": (str,),
+    "taken": (str,), "expires": (str,), "nonce": (str,),
+}  # fmt: skip
+
+
+def broken_reason(record: Any) -> str | None:
+    """Why a claim record is not one shiftkit wrote, or None."""
+    if not isinstance(record, dict):
+        return "its record is not a JSON object"
+    for key, kinds in RECORD_TYPES.items():
+        if key in record and (not isinstance(record[key], kinds) or isinstance(record[key], bool)):
+            return f"its record's {key!r} has the wrong type"
+    return None if isinstance(record.get("feature"), str) else "its record names no feature"
+
+
 def read_record(root: Path, oid: str) -> dict[str, Any]:
-    raw = gitio.out(["cat-file", "commit", oid], root)
-    _, _, message = raw.partition("\n\n")
+    """The claim record in ``oid``; a record with a ``broken`` key when it cannot be one."""
+    proc = gitio.run(["cat-file", "commit", oid], root, check=False)
+    if proc.returncode != 0:
+        return {"broken": "the ref does not point at a commit"}
+    _, _, message = proc.stdout.partition("\n\n")
     try:
         record = json.loads(message)
     except json.JSONDecodeError:
-        return {}
-    return record if isinstance(record, dict) else {}
+        return {"broken": "its record is not JSON"}
+    reason = broken_reason(record)
+    return {"broken": reason} if reason else record
+
+
+def current_problem(root: Path, record: dict[str, Any]) -> str | None:
+    """None when this worktree's claim record is the claim ref's current object; else why not
+    (released, taken over, or never locked): a finish must not outlive its claim."""
+    feature, oid = record.get("feature"), record.get("oid")
+    if not isinstance(feature, str) or not isinstance(oid, str) or not oid:
+        return "this worktree's claim record holds no claim object; claim the feature again"
+    ref = ref_name(feature)
+    current = gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
+    if current == oid:
+        return None
+    where = "is gone" if not current else f"now points at {current[:7]}"
+    return (f"this worktree's claim on {feature} is no longer held: {ref} {where} (released or "
+            f"taken over); `shiftkit claims` shows the holder")
 
 
 def list_claims(root: Path) -> dict[str, Claim]:
@@ -57,6 +96,9 @@ def list_claims(root: Path) -> dict[str, Claim]:
 
 class ClaimHeld(ShiftkitError):
     def __init__(self, claim: Claim) -> None:
+        if "broken" in claim.record:  # nobody holds it: a person must clear it
+            super().__init__(claim.holder(), exit_code=1)
+            return
         super().__init__(
             f"{claim.holder()}; pick another feature (`shiftkit next`), or take it over with "
             f"`shiftkit claim {claim.feature} --steal` if that session is gone",

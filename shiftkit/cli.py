@@ -281,6 +281,17 @@ def unblock(feature_id: str, note: str) -> int:
 
 
 @cli.command()
+@click.option("-m", "--message", "subject", required=True, help="The commit's subject.")
+@click.option("--reason", required=True, help="Why a person overrides rules 2, 6 or 7.")
+def override(subject: str, reason: str) -> int:
+    """A person's action: commit what is staged past rules 2, 6 and 7 (signed when the
+    people policy is 'signed')."""
+    from shiftkit import shift
+
+    return shift.override(_context(), subject, reason, _say)
+
+
+@cli.command()
 @click.argument("text")
 def note(text: str) -> int:
     """Add TEXT to the log entry of the open claim."""
@@ -325,19 +336,24 @@ def stop_check() -> int:
 @cli.command()
 @click.option("--since", metavar="REV", help="Check only the commits after REV (default: all).")
 @click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
+@click.option("--strict", is_flag=True,
+              help="Refuse person actions (overrides, unblocks, settings changes) too.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def audit(since: str | None, reverify: bool, as_json: bool) -> int:
+def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
     """Check every commit in range against the rules (for CI)."""
     from shiftkit import audit as audit_mod
 
     ctx = _context()
-    checked = len(audit_mod.commits_in(ctx.root, since))
-    findings = audit_mod.audit(ctx, since, reverify, lambda text: click.echo(text, err=True))
+    selected = audit_mod.commits_in(ctx.root, since)
+    say = lambda text: click.echo(text, err=True)  # noqa: E731
+    findings = audit_mod.audit_commits(ctx, selected, reverify, say)
     if as_json:
-        _emit_json(audit_mod.as_json(findings, checked))
+        _emit_json(audit_mod.as_json(findings, len(selected)))
     else:
-        click.echo(audit_mod.render(findings, checked))
-    return REFUSED if any(f.violations for f in findings) else OK
+        click.echo(audit_mod.render(findings, len(selected)))
+    if any(f.violations for f in findings):
+        return REFUSED
+    return REFUSED if strict and any(f.person_actions for f in findings) else OK
 
 
 @cli.command()

@@ -22,6 +22,10 @@ class ClaimsConfig(NamedTuple):
     ttl_hours: int = 8
 
 
+class PeopleConfig(NamedTuple):
+    policy: str = "trailer"  # or "signed"
+
+
 class Config(NamedTuple):
     features: str = "features.json"
     progress: str = "claude-progress.txt"
@@ -33,11 +37,22 @@ class Config(NamedTuple):
     max_attempts: int = 3
     regression_sample: int = 2
     env_reset: str = ""
+    verify_in: str = "worktree"  # or "checkout": a temporary worktree of exactly the tree
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
+    people: PeopleConfig = PeopleConfig()
 
 
-_SECTIONS = {"log": LogConfig, "claims": ClaimsConfig}
+_SECTIONS = {"log": LogConfig, "claims": ClaimsConfig, "people": PeopleConfig}
+_CHOICES = {"verify_in": ("worktree", "checkout"), "policy": ("trailer", "signed")}
+
+# The keys that decide what the rules accept. A commit that changes one is a person's action
+# and flips nothing (SPEC section 7): an agent must not loosen the judge in the judged commit.
+ENFORCEMENT_KEYS = (
+    "features", "progress", "verify", "verify_timeout", "max_attempts", "regression_sample",
+    "verify_in", "log.keep", "log.block", "log.archive", "claims.enabled", "claims.remote",
+    "claims.ttl_hours", "people.policy",
+)
 _POSITIVE = {"verify_timeout", "max_attempts", "keep", "block", "ttl_hours"}
 
 
@@ -86,6 +101,9 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             )
         if key in _POSITIVE and value < 1:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be at least 1, got {value}")
+        if key in _CHOICES and value not in _CHOICES[key]:
+            choices = " or ".join(repr(c) for c in _CHOICES[key])
+            raise BadInput(f"{source}: key '{prefix}.{key}' must be {choices}, got {value!r}")
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         values[key] = value
@@ -107,3 +125,20 @@ def load(root: Path) -> Config:
     except UnicodeDecodeError:
         raise BadInput(f"{CONFIG_FILE}: not UTF-8 text") from None
     return parse(text, CONFIG_FILE)
+
+
+def setting(cfg: Config, dotted: str) -> object:
+    value: object = cfg
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def enforcement_changes(old: Config, new: Config) -> list[str]:
+    """The enforcement keys whose value differs between two configurations."""
+    return [key for key in ENFORCEMENT_KEYS if setting(old, key) != setting(new, key)]
+
+
+def parse_or_default(text: str | None, source: str = CONFIG_FILE) -> Config:
+    """A committed config: defaults when the file is absent."""
+    return Config() if text is None else parse(text, source)

@@ -75,15 +75,20 @@ def work_tree_id(ctx: Context) -> str:
             pass
 
 
-def commit(ctx: Context, message: str, paths: list[str] | None = None) -> str:
-    """Commit through the real hooks: everything (``git add -A``) or only ``paths``."""
+def commit(ctx: Context, message: str, paths: list[str] | None = None,
+           sign: bool = False) -> str:  # fmt: skip
+    """Commit through the real hooks: everything (``git add -A``), only ``paths``, or (with
+    an empty list) what is staged; ``sign``: with the person's signing key (`-S`)."""
+    options = ["commit", "-q", "-F", "-", *(["-S"] if sign else [])]
     if paths is None:
         gitio.run(["add", "-A"], ctx.root)
-        args = ["commit", "-q", "-F", "-"]
+        args = options
+    elif not paths:
+        args = options
     else:
         present = [p for p in paths if (ctx.root / p).exists()]
         gitio.run(["add", "--", *present], ctx.root)
-        args = ["commit", "-q", "-F", "-", "--", *present]
+        args = [*options, "--", *present]
     proc = gitio.run(args, ctx.root, input=message, check=False)
     if proc.returncode != 0:
         output = (proc.stdout + proc.stderr).strip().splitlines()
@@ -94,10 +99,23 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None) -> str:
     return head
 
 
-def commit_bookkeeping(ctx: Context, message: str) -> str:
+def commit_bookkeeping(ctx: Context, message: str, sign: bool = False) -> str:
     """Commit only shiftkit's own files (feature list, log, archive), whatever else is dirty."""
     cfg = ctx.config
-    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive])
+    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive], sign)
+
+
+def person_signs(ctx: Context) -> bool:
+    """Whether a person's action must be signed here; refuses when it must and cannot be."""
+    if ctx.config.people.policy != "signed":
+        return False
+    key = gitio.run(["config", "--get", "user.signingkey"], ctx.root, check=False).stdout.strip()
+    if not key:
+        raise Refused("the people policy is 'signed', so this person's action must be signed, and "
+                      "git has no signing key here: set `git config user.signingkey` (with `git "
+                      "config gpg.format ssh` for an SSH key) to a key listed in "
+                      ".shiftkit/allowed_signers")  # fmt: skip
+    return True
 
 
 def head_trailer(ctx: Context, key: str) -> list[str]:

@@ -36,12 +36,14 @@ def run(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     check: bool = True,
+    clean_env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``env``: variables added to ours; ``clean_env``: the whole environment instead."""
     import subprocess
 
-    full_env = None
+    full_env = dict(clean_env) if clean_env is not None else None
     if env is not None:
-        full_env = {**os.environ, **env}
+        full_env = {**(full_env if full_env is not None else os.environ), **env}
     try:
         proc = subprocess.run(
             ["git", *args],

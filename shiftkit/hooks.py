@@ -19,10 +19,13 @@ if TYPE_CHECKING:
     from shiftkit import messages
     from shiftkit import rules as rules_mod
     from shiftkit.config import Config
+    from shiftkit.judge import Judging
 
-USAGE_TEXT = "usage: shiftkit hook {pre-commit | commit-msg FILE}"
+USAGE_TEXT = ("usage: shiftkit hook {pre-commit | commit-msg FILE | reference-transaction STATE "
+              "| pre-push REMOTE [URL]}")
 DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
 CONFIG_FILE = ".shiftkit.toml"
+SETTINGS_FILES = (CONFIG_FILE, ".shiftkit/allowed_signers")
 
 
 def main(argv: list[str]) -> int:
@@ -30,6 +33,14 @@ def main(argv: list[str]) -> int:
         return pre_commit(_worktree_root())
     if argv[:1] == ["commit-msg"] and len(argv) == 2:
         return commit_msg(_worktree_root(), argv[1])
+    if argv[:1] == ["reference-transaction"] and len(argv) == 2:
+        from shiftkit import transaction
+
+        return transaction.main(argv[1], sys.stdin.buffer.read())
+    if argv[:1] == ["pre-push"] and len(argv) in (2, 3):
+        from shiftkit import transaction
+
+        return transaction.pre_push(_worktree_root(), argv[1], sys.stdin.buffer.read())
     raise BadInput(f"{USAGE_TEXT} (got: {' '.join(argv) or 'nothing'})")
 
 
@@ -57,48 +68,46 @@ def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     return entries
 
 
-def maybe_relevant(root: str, staged: Sequence[str]) -> bool:
-    """False when none of the feature list, log or archive can be among ``staged``, decided
-    without parsing TOML: a configured name must appear literally in `.shiftkit.toml`."""
-    try:
-        with open(os.path.join(root, CONFIG_FILE), encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        return any(n in staged for n in DEFAULT_NAMES)
-    except (OSError, UnicodeDecodeError):
+def head_config_text(root: str) -> str | None:
+    """HEAD's `.shiftkit.toml`: the judge's, never the work tree's (which an unstaged edit
+    could loosen)."""
+    from shiftkit import gitio
+
+    code, out, _ = gitio.plumb(["cat-file", "blob", f"HEAD:{CONFIG_FILE}"], root)
+    return out.decode("utf-8", "surrogateescape") if code == 0 else None
+
+
+def maybe_relevant(config_text: str | None, staged: Sequence[str]) -> bool:
+    """False when none of the feature list, log, archive or settings can be among ``staged``,
+    decided without parsing TOML: a configured name must appear literally in the config."""
+    if any(n in staged for n in SETTINGS_FILES) or any(n in staged for n in DEFAULT_NAMES):
         return True
-    return (
-        "\\" in text  # an escape could spell a name that does not appear literally
-        or CONFIG_FILE in staged
-        or any(n in staged for n in DEFAULT_NAMES)
-        or any(name in text for name in staged)
-    )
+    if config_text is None:
+        return False
+    # (an escape could spell a name that does not appear literally)
+    return "\\" in config_text or any(name in config_text for name in staged)
 
 
-def relevant_config(root: str, staged: Sequence[str]) -> Config | None:
-    """The project's config when its feature list, log or archive is staged, else None."""
-    if not maybe_relevant(root, staged):
+def relevant_settings(root: str, staged: Sequence[str]) -> Judging | None:
+    """The settings judging this commit when it touches what the rules protect, else None."""
+    if not maybe_relevant(head_config_text(root), staged):
         return None
-    from pathlib import Path
+    from shiftkit import gitio, judge
 
-    from shiftkit import config
-
-    cfg = config.load(Path(root))
-    return cfg if any(name in staged for name in names_of(cfg)) else None
-
-
-def names_of(cfg: Config) -> tuple[str, str, str]:
-    return (cfg.features, cfg.progress, cfg.log.archive)
+    head = gitio.head_oid(root)  # type: ignore[arg-type]
+    settings = judge.at_revisions(root, head, ":")
+    watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
+    return settings if any(name in staged for name in watched) else None
 
 
 def pre_commit(root: str) -> int:
     staged = staged_entries(root)
     if not staged:
         return OK
-    cfg = relevant_config(root, list(staged))
-    if cfg is None:
+    settings = relevant_settings(root, list(staged))
+    if settings is None:
         return OK
-    return _check(root, names_of(cfg), staged, message_file=None, cfg=cfg)
+    return _check(root, settings, staged, message_file=None)
 
 
 def commit_msg(root: str, message_file: str) -> int:
@@ -114,54 +123,32 @@ def commit_msg(root: str, message_file: str) -> int:
     if problems:
         return _refuse(problems)
     staged = staged_entries(root)
-    if not maybe_relevant(root, list(staged)):
+    settings = relevant_settings(root, list(staged))
+    if settings is None:
         return OK
-    from pathlib import Path
-
-    from shiftkit import gitio, state
-
-    # The pre-commit stage left a record of the names it used and the config it read them
-    # from: when the config is unchanged, the TOML need not be parsed again.
-    git_dir, _ = gitio.git_dirs(Path(root))
-    record = state.read_json(state.worktree_state(git_dir) / RECORD)
-    if isinstance(record, dict) and record.get("config") == _config_signature(root):
-        names: tuple[str, str, str] = tuple(record["key"][0])
-        if not any(name in staged for name in names):
-            return OK
-        return _check(root, names, staged, message_file=message_file, message=raw)
-    cfg = relevant_config(root, list(staged))
-    if cfg is None:
-        return OK
-    return _check(root, names_of(cfg), staged, message_file=message_file, message=raw, cfg=cfg)
-
-
-def _config_signature(root: str) -> list[int] | None:
-    try:
-        info = os.stat(os.path.join(root, CONFIG_FILE))
-    except OSError:
-        return None
-    return [info.st_mtime_ns, info.st_size, info.st_ino]
+    return _check(root, settings, staged, message_file=message_file, message=raw)
 
 
 RECORD = "hook-check.json"
 
 
-def _check(root: str, names: tuple[str, str, str], staged: dict[str, tuple[str, str]],
-           message_file: str | None, message: str | None = None,
-           cfg: Config | None = None) -> int:  # fmt: skip
+def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
+           message_file: str | None, message: str | None = None) -> int:  # fmt: skip
     """The rules over the staged change. The pre-commit stage checks all but the message's
     and records what it found; the commit-msg stage reuses that record for the same staged
     change, so the lists are read once per commit."""
     from pathlib import Path
 
-    from shiftkit import gitio, messages, state
+    from shiftkit import gitio, judge, messages, state
 
     top = Path(root)
     git_dir, common = gitio.git_dirs(top)
     held = state.local_claim(git_dir)
     merging = gitio.merge_parents(git_dir)
-    entries = [list(staged[n]) if n in staged else None for n in names]  # JSON has no tuples
-    key = [list(names), entries, merging, held["feature"] if held else None]
+    watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
+    entries = [list(staged[n]) if n in staged else None for n in watched]  # JSON has no tuples
+    key = [list(watched), entries, merging, held["feature"] if held else None,
+           held.get("oid") if held else None]  # fmt: skip
     record_path = state.worktree_state(git_dir) / RECORD
     if message is not None:
         record = state.read_json(record_path)
@@ -170,87 +157,132 @@ def _check(root: str, names: tuple[str, str, str], staged: dict[str, tuple[str, 
             found = deferred + messages.rule5_message(record["flips"], message)
             kept, overridden, reason = messages.apply_override(found, message)
             return _conclude(top, kept, overridden, reason, record["flips"], record["verified"],
-                             message_file, message)  # fmt: skip
-    report, verified = _evaluate(top, names, git_dir, common, merging, held, message, cfg)
+                             message_file, message, record.get("claim"))  # fmt: skip
+    report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
+    claim_oid = held.get("oid") if held and report.flips == [held["feature"]] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
         if blocking:
             return _refuse(blocking)
         rows = [list(v) for v in report.violations if v.rule in messages.OVERRIDABLE]
         state.write_json(record_path, {"key": key, "deferred": rows, "flips": report.flips,
-                                       "verified": verified, "config": _config_signature(root)})
+                                       "verified": verified, "claim": claim_oid})  # fmt: skip
         return OK
     return _conclude(top, report.violations, report.overridden, report.override_reason,
-                     report.flips, verified, message_file, message)  # fmt: skip
+                     report.flips, verified, message_file, message, claim_oid)  # fmt: skip
 
 
 def _conclude(top: Any, kept: Sequence[messages.Violation], overridden: Sequence[messages.Violation],
               reason: str | None, flips: Sequence[str], verified: str | None,
-              message_file: str | None, message: str) -> int:  # fmt: skip
+              message_file: str | None, message: str, claim_oid: str | None) -> int:  # fmt: skip
     for item in overridden:
         print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
     if kept:
         return _refuse(kept)
     if message_file is not None and len(flips) == 1:
-        _add_trailers(top, message_file, message, flips[0], verified)
+        _add_trailers(top, message_file, message, flips[0], verified, claim_oid)
     return OK
 
 
-def _evaluate(top: Any, names: tuple[str, str, str], git_dir: Any, common: Any,
-              merging: list[str], held: dict[str, Any] | None,
-              message: str | None, cfg: Config | None) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
+def _evaluate(top: Any, settings: Judging, git_dir: Any, common: Any, merging: list[str],
+              held: dict[str, Any] | None, message: str | None,
+              ) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
-    from shiftkit import config, features, gitio, rules, snapshot, state, verify
+    from shiftkit import claims, gitio, judge, rules, snapshot, state
 
-    cfg = cfg or config.load(top)
+    cfg = settings.parent  # the judge: HEAD's settings, whatever the commit or work tree say
+    head = gitio.head_oid(top)
+    revs = ["HEAD", *merging] if head is not None else []
     parents, blobs, proposed, staged_blob = snapshot.read_staged_change(
-        top, ["HEAD", *merging], names, common)
+        top, revs, judge.names(cfg), common, judge.names(settings.proposed))
+    if not revs:
+        parents = [rules.Side(None, None, None)]
     staged_valid = snapshot.known_valid(common, staged_blob)
     tree_cache: list[str] = []
-    verified: list[str] = []  # the staged tree, once the flip's verifier has passed on it
 
     def staged_tree() -> str:
         if not tree_cache:
             tree_cache.append(gitio.write_tree(top))
         return tree_cache[0]
 
-    def verification(feature: features.Feature) -> str | None:
-        command = features.effective_verify(feature, cfg.verify)
-        if command is None:
-            return "it has no verify command (and no project-wide 'verify' is set)"
-        if verify.is_cached(common, staged_tree(), command):
-            verified.append(staged_tree())
-            return None
-        if gitio.run(["diff", "--quiet"], top, check=False).returncode != 0:
-            return ("the work tree has unstaged changes to tracked files, so its verifier cannot "
-                    "run on exactly the staged tree; stage or stash them")
-        print(f"shiftkit: running the verifier of {feature.id}: {command}", file=sys.stderr)
-        outcome = verify.run_command(command, top, cfg.verify_timeout)
-        if outcome.ok:
-            verify.record_pass(common, staged_tree(), command)
-            verified.append(staged_tree())
-            return None
-        print(outcome.tail(10), file=sys.stderr)
-        return f"its verifier fails on the staged tree ({outcome.summary()})"
-
-    # Every rule this stage can check: at pre-commit all but the message's; at commit-msg
-    # without the pre-commit stage's record (a `git merge`, which runs no pre-commit hook), all.
+    evidence = StagedEvidence(top, common, cfg, staged_tree)
+    claim_problem = claims.current_problem(top, held) if held and cfg.claims.enabled else None
     report = rules.evaluate(
-        parents, proposed, rules_to_check=rules.ALL, names=names, message=message,
+        parents, proposed, rules_to_check=rules.ALL, names=judge.names(cfg), message=message,
         claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,
-        verification=verification, **snapshot.trust(parents, blobs, common),
-        known_valid=staged_valid,
+        claim_problem=claim_problem, verification=evidence.verification,
+        **snapshot.trust(parents, blobs, common), known_valid=staged_valid,
+        judge=settings.judge,
     )  # fmt: skip
     valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
     if valid_list and staged_blob is not None and not staged_valid:
         state.mark_validated(common, staged_blob[0])
-    return report, verified[0] if verified else None
+    return report, evidence.verified
+
+
+class StagedEvidence:
+    """Rule 4's evidence for the staged tree: the cache, or the verifier run now — on the
+    work tree only when it is exactly the staged tree, else in a temporary checkout."""
+
+    def __init__(self, top: Any, common: Any, cfg: Config, staged_tree: Any) -> None:
+        self.top, self.common, self.cfg, self.staged_tree = top, common, cfg, staged_tree
+        self.verified: str | None = None
+
+    def verification(self, feature: Any) -> str | None:
+        from shiftkit import features, verify
+
+        command = features.effective_verify(feature, self.cfg.verify) if feature else None
+        if command is None:
+            return "it has no verify command (and no project-wide 'verify' is set)"
+        key = verify.cache_command(command, self.cfg.verify_in)
+        tree = self.staged_tree()
+        if verify.is_cached(self.common, tree, key):
+            self.verified = tree
+            return None
+        if self.cfg.verify_in == "worktree":
+            problem = _work_tree_differs(self.top)
+            if problem is not None:
+                return problem
+        print(f"shiftkit: running the verifier of {feature.id}: {command}", file=sys.stderr)
+        if self.cfg.verify_in == "checkout":
+            outcome = verify.run_in_checkout(self.top, tree, command, self.cfg.init,
+                                             self.cfg.verify_timeout)  # fmt: skip
+        else:
+            outcome = verify.run_command(command, self.top, self.cfg.verify_timeout)
+            changed = _work_tree_differs(self.top)
+            if outcome.ok and changed is not None:
+                return f"its verifier changed the work tree: {changed}"
+        if not outcome.ok:
+            print(outcome.tail(10), file=sys.stderr)
+            return f"its verifier fails on the staged tree ({outcome.summary()})"
+        verify.record_pass(self.common, tree, key)
+        self.verified = tree
+        return None
+
+
+def _work_tree_differs(top: Any) -> str | None:
+    """Why the work tree is not exactly the staged tree, so a verifier run there would not
+    judge what is committed (or None)."""
+    from shiftkit import verify
+
+    hidden = verify.hidden_paths(top)
+    if hidden:
+        return (f"{hidden[0]} is marked skip-worktree/assume-unchanged, so the work tree is not "
+                f"the staged tree; clear it with `git update-index --no-skip-worktree "
+                f"--no-assume-unchanged {hidden[0]}`")
+    extra = verify.unstaged_paths(top)
+    if extra:
+        return (f"the work tree holds unstaged changes or untracked files ({extra[0]}"
+                f"{' and more' if len(extra) > 1 else ''}), so its verifier cannot run on exactly "
+                f"the staged tree; stage, stash or ignore them (or set verify_in = \"checkout\")")
+    return None
 
 
 def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
-                  verified_tree: str | None) -> None:  # fmt: skip
-    """Shiftkit-Feature, and Shiftkit-Verified when this tree passed, if the message lacks them."""
+                  verified_tree: str | None, claim_oid: str | None) -> None:  # fmt: skip
+    """Shiftkit-Feature, Shiftkit-Verified when this tree passed and Shiftkit-Claim under a
+    claim, if the message lacks them."""
     from shiftkit import gitio, messages
 
     present = messages.trailers(message)
@@ -259,6 +291,8 @@ def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
         wanted.append(f"Shiftkit-Feature: {feature_id}")
     if "Shiftkit-Verified" not in present and verified_tree is not None:
         wanted.append(f"Shiftkit-Verified: {verified_tree}")
+    if "Shiftkit-Claim" not in present and claim_oid:
+        wanted.append(f"Shiftkit-Claim: {claim_oid}")
     if wanted:
         args = ["interpret-trailers", "--in-place"]
         for trailer in wanted:

@@ -11,6 +11,7 @@ from shiftkit.errors import Refused
 from shiftkit.resources import hooks_dir
 
 HOOKS = ("pre-commit", "commit-msg")
+GUARD_HOOKS = ("reference-transaction", "pre-push")
 MARKER = "shiftkit"
 
 
@@ -20,7 +21,7 @@ def configure_merge_driver(root: Path) -> None:
     gitio.run(["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root)
 
 
-def install(root: Path, force: bool) -> list[Path]:
+def hooks_path(root: Path) -> Path:
     configured = gitio.run(["config", "--get", "core.hooksPath"], root, check=False).stdout.strip()
     if configured:
         raise Refused(
@@ -31,18 +32,34 @@ def install(root: Path, force: bool) -> list[Path]:
     target = Path(gitio.out(["rev-parse", "--git-path", "hooks"], root).strip())
     target = target if target.is_absolute() else root / target
     target.mkdir(parents=True, exist_ok=True)
-    installed = []
-    for name in HOOKS:
-        destination = target / name
-        if destination.exists() and MARKER not in destination.read_text(errors="replace"):
-            if not force:
-                raise Refused(
-                    f"{destination} exists and is not shiftkit's (the pre-commit framework's, or "
-                    f"your own); rerun with --force to replace it (it is kept as {name}.pre-shiftkit)"
-                )
-            shutil.copy2(destination, target / f"{name}.pre-shiftkit")
-        shutil.copyfile(hooks_dir() / name, destination)
-        destination.chmod(0o755)
-        installed.append(destination)
+    return target
+
+
+def _place(target: Path, name: str, force: bool) -> Path:
+    destination = target / name
+    if destination.exists() and MARKER not in destination.read_text(errors="replace"):
+        if not force:
+            raise Refused(
+                f"{destination} exists and is not shiftkit's (the pre-commit framework's, or "
+                f"your own); rerun with --force to replace it (it is kept as {name}.pre-shiftkit)"
+            )
+        shutil.copy2(destination, target / f"{name}.pre-shiftkit")
+    shutil.copyfile(hooks_dir() / name, destination)
+    destination.chmod(0o755)
+    return destination
+
+
+def install(root: Path, force: bool) -> list[Path]:
+    """The plain commit-hook shims and the guard hooks."""
+    target = hooks_path(root)
+    installed = [_place(target, name, force) for name in HOOKS]
+    installed += install_guard_hooks(root, force)
     configure_merge_driver(root)
     return installed
+
+
+def install_guard_hooks(root: Path, force: bool = False) -> list[Path]:
+    """The reference-transaction and pre-push shims, which the pre-commit framework does not
+    manage: beside its hooks or the plain shims."""
+    target = hooks_path(root)
+    return [_place(target, name, force) for name in GUARD_HOOKS]

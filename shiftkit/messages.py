@@ -4,6 +4,7 @@ override. Kept apart from `rules` so the commit-msg hook imports nothing heavier
 
 from __future__ import annotations
 
+import enum
 import re
 
 TYPE_CHECKING = False
@@ -20,7 +21,24 @@ GENERIC_SUBJECTS = frozenset(
 )  # fmt: skip
 
 
-OVERRIDABLE = frozenset({2, 6, 7})
+class Rule(enum.IntEnum):
+    """The rules by name (SPEC section 7, and 10-11 of section 11). `re` imports `enum`
+    already, so naming them costs the commit-msg hook nothing."""
+
+    SCHEMA = 1  # the list parses, validates, ids unique
+    DEFINITIONS = 2  # definitions immutable, features never removed or reordered
+    ONE_FLIP = 3  # at most one flip per commit
+    VERIFIED = 4  # a flip's verifier (the parent's definition) passed on exactly this tree
+    LOGGED = 5  # a flip has its log entry and is named in the message
+    CLAIMED = 6  # a flip is of the feature this worktree holds the current claim on
+    STATUS = 7  # attempts only grow; blocked cleared only by an unblock
+    LOG_APPEND_ONLY = 8  # the log only grows, prunes move entries verbatim
+    MESSAGE = 9  # the subject says something
+    CONFIG = 10  # an enforcement setting changes only on its own, flipping nothing
+    PERSON = 11  # person actions carry what the people policy asks (a signature)
+
+
+OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS})
 OVERRIDE_KEY = "Shiftkit-Override"
 
 
@@ -122,4 +140,5 @@ def apply_override(violations: Sequence[Violation],
     reason = override_reason(message)
     overridden = [v for v in violations if reason and v.rule in OVERRIDABLE]
     kept = [v for v in violations if v not in overridden]
-    return sorted(kept, key=lambda v: v.rule), overridden, reason
+    # A settings change explains whatever else it let through: name it first.
+    return sorted(kept, key=lambda v: (v.rule != Rule.CONFIG, v.rule)), overridden, reason

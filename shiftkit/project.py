@@ -35,7 +35,24 @@ class Project:
 
 def find(cwd: Path | str | None = None) -> Project:
     root = gitio.toplevel(cwd)
-    return Project(root=root, config=config_mod.load(root))
+    return Project(root=root, config=committed_config(root))
+
+
+def committed_config(root: Path) -> config_mod.Config:
+    """HEAD's `.shiftkit.toml`, the one the rules judge by: an uncommitted edit of the file
+    changes nothing until a person commits it. The work tree's before there is one."""
+    committed = gitio.read_blobs(root, [f"HEAD:{config_mod.CONFIG_FILE}"])[0]
+    working = config_mod.load(root)  # still checked, so a typo is reported where it is made
+    if committed is None:
+        return working
+    judge = config_mod.parse(committed, f"{config_mod.CONFIG_FILE} (as committed at HEAD)")
+    if working != judge:
+        import sys
+
+        print(f"shiftkit: note: {config_mod.CONFIG_FILE} has uncommitted changes; the committed "
+              f"settings apply until they are committed (by a person, for enforcement keys)",
+              file=sys.stderr)  # fmt: skip
+    return judge
 
 
 def read_text(path: Path, name: str, hint: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
 from shiftkit.messages import OVERRIDABLE as OVERRIDABLE
+from shiftkit.messages import Rule as Rule
 from shiftkit.messages import Violation as Violation
 from shiftkit.messages import apply_override as apply_override
 from shiftkit.messages import check_message as check_message
@@ -48,7 +49,7 @@ def check_list(
 
 # -- the rules over a change: parents' state, the proposed state, the message ----------------
 
-ALL = frozenset(range(1, 10))
+ALL = frozenset(Rule)
 
 
 class Side(NamedTuple):
@@ -73,6 +74,17 @@ class Report(NamedTuple):
     flips: list[str]
     override_reason: str | None
     staged: features.FeatureList | None
+    person_actions: list[str] = []
+
+
+class Judge(NamedTuple):
+    """What the parent says about a change beyond its files: the enforcement settings the
+    change alters, whether it alters the allowed signers, and the people policy."""
+
+    config_changes: tuple[str, ...] = ()
+    config_problem: str | None = None  # the proposed .shiftkit.toml is invalid
+    signers_changed: bool = False
+    policy: str = "trailer"
 
 
 _UNSET: Any = object()
@@ -189,13 +201,34 @@ def rule3_one_flip(flips: Sequence[str]) -> list[Violation]:
                          f"one feature per commit — commit them one at a time with `shiftkit finish`")]
 
 
-def rule4_verified(flips: Sequence[str], staged: features.FeatureList,
-                   verification: Any) -> list[Violation]:  # fmt: skip
-    """``verification(feature)`` returns None when the feature's verifier passed on exactly
-    this tree, or why not."""
+def parent_feature(parents: Sequence[Side], feature_id: str) -> features.Feature | None:
+    for parent in parents:
+        if parent.features is not None and (found := parent.features.get(feature_id)) is not None:
+            return found
+    return None
+
+
+def rule4_definition_unchanged(parents: Sequence[Side], flips: Sequence[str],
+                               staged: features.FeatureList) -> list[Violation]:  # fmt: skip
+    """A feature's definition change and its flip never share a commit, override or not:
+    otherwise the commit would choose the verifier that judges it."""
     problems = []
     for feature_id in flips:
-        reason = verification(staged.get(feature_id))
+        old, new = parent_feature(parents, feature_id), staged.get(feature_id)
+        if old is not None and new is not None and old.definition() != new.definition():
+            problems.append(Violation(Rule.VERIFIED, f"{feature_id} becomes passing in the commit "
+                                      f"that changes its definition; a definition change and its "
+                                      f"flip never share a commit", feature_id))  # fmt: skip
+    return problems
+
+
+def rule4_verified(flips: Sequence[str], parents: Sequence[Side],
+                   verification: Any) -> list[Violation]:  # fmt: skip
+    """``verification(feature)`` returns None when the feature's verifier passed on exactly
+    this tree, or why not. The verifier is the parent's definition, never the commit's."""
+    problems = []
+    for feature_id in flips:
+        reason = verification(parent_feature(parents, feature_id))
         if reason is not None:
             problems.append(Violation(4, f"{feature_id} becomes passing but {reason}; only "
                                          f"`shiftkit finish` (or a verified tree) may flip it", feature_id))
@@ -225,9 +258,15 @@ def rule5_log(flips: Sequence[str], entries: Sequence[Any], log_name: str) -> li
     ]  # fmt: skip
 
 
-def rule6_claimed(flips: Sequence[str], claimed: str | None, claims_enabled: bool) -> list[Violation]:
+def rule6_claimed(flips: Sequence[str], claimed: str | None, claims_enabled: bool,
+                  claim_problem: str | None = None) -> list[Violation]:  # fmt: skip
+    """``claim_problem``: why the worktree's claim record is not the claim ref's current
+    object (released, stolen, or broken), when it is not."""
     if not claims_enabled:
         return []
+    if claim_problem is not None:
+        return [Violation(Rule.CLAIMED, f"{feature_id} becomes passing but {claim_problem}",
+                          feature_id) for feature_id in flips]  # fmt: skip
     return [
         Violation(6, f"{feature_id} becomes passing but this worktree "
                      f"{'holds no claim' if claimed is None else f'has claimed {claimed}'}; "
@@ -255,42 +294,123 @@ def rule7_status(parents: Sequence[Side], staged: features.FeatureList,
     return _unique(problems)
 
 
-def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str,
-              archive_name: str) -> list[Violation]:  # fmt: skip
+def unblocked_features(parents: Sequence[Side], staged: features.FeatureList,
+                       pairs: Any = _UNSET) -> list[str]:  # fmt: skip
+    """Features whose attempts went down or whose block was cleared: an unblock."""
+    if pairs is _UNSET:
+        pairs = aligned_changes(parents, staged)
+    if pairs is None:
+        pairs = [(old, new) for new in staged.features for p in parents
+                 if p.features is not None and (old := p.features.get(new.id)) is not None]
+    found = [new.id for old, new in pairs
+             if new.attempts < old.attempts or (old.blocked is not None and new.blocked is None)]
+    return list(dict.fromkeys(found))
+
+
+def rule10_config(judge: Judge, flips: Sequence[str], parents: Sequence[Side],
+                  staged: features.FeatureList | None, config_name: str) -> list[Violation]:
+    """An enforcement setting changes only in a commit of its own that flips nothing; a moved
+    feature list holds the old list unchanged."""
+    problems = []
+    if judge.config_problem is not None:
+        problems.append(Violation(Rule.CONFIG, f"{judge.config_problem}; fix {config_name}"))
+    if judge.config_changes and flips:
+        problems.append(Violation(Rule.CONFIG, f"this commit changes {', '.join(judge.config_changes)} "
+                                  f"in {config_name} and flips {', '.join(flips)}; a change of the "
+                                  f"enforcement settings flips nothing: commit it on its own, "
+                                  f"as a person"))  # fmt: skip
+    if "features" in judge.config_changes and staged is not None and parents[0].features is not None:
+        if list(staged.items) != list(parents[0].features.items):
+            problems.append(Violation(Rule.CONFIG, "the feature list was moved to a file that does "
+                                      "not hold the old list unchanged; move it as it is, then "
+                                      "change it in later commits"))  # fmt: skip
+    return problems
+
+
+def person_actions(judge: Judge, unblocked: Sequence[str], overridden: Sequence[Violation],
+                   reason: str | None) -> list[str]:  # fmt: skip
+    """What in this change only a person may do (SPEC section 11)."""
+    actions = []
+    if overridden:
+        rules_hit = ", ".join(str(int(r)) for r in sorted({v.rule for v in overridden}))
+        actions.append(f"override of rule(s) {rules_hit}: {reason}")
+    actions += [f"unblock of {feature_id}" for feature_id in unblocked]
+    if judge.config_changes:
+        actions.append(f"enforcement settings changed: {', '.join(judge.config_changes)}")
+    if judge.signers_changed:
+        actions.append("allowed signers changed")
+    return actions
+
+
+def rule11_person(judge: Judge, actions: Sequence[str], signature: Any) -> list[Violation]:
+    """Under the "signed" policy, person actions need a good signature by a key the parent
+    allows. ``signature()`` returns None when good, else why not; ``signature`` None means
+    the commit object does not exist yet (the commit hooks): the reference-transaction hook
+    and `audit` check it."""
+    if judge.policy != "signed" or not actions or signature is None:
+        return []
+    problem = signature()
+    if problem is None:
+        return []
+    return [Violation(Rule.PERSON, f"{'; '.join(actions)} — a person's action, and the people "
+                      f"policy is 'signed', but {problem}; a person makes it with "
+                      f"`shiftkit override`/`shiftkit unblock` and their signing key")]  # fmt: skip
+
+
+def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str, archive_name: str,
+              kept_ids: frozenset[str] = frozenset()) -> list[Violation]:  # fmt: skip
+    """The log only grows at its end, except a prune: the oldest entries (bar the newest one
+    about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
+    Entries compare without their trailing blank lines, which merges and fixers fold."""
     from shiftkit import progress
 
     problems: list[Violation] = []
     staged_log = proposed.log or ""
-    staged_archive = proposed.archive or ""
     for parent in parents:
         old_log = parent.log or ""
         if staged_log.startswith(old_log):
             continue
+        new_archive = progress.parse(proposed.archive or "").entries
         if len(parents) > 1:
-            # A merge keeps every parent's entry, in the log or the archive (git's union
-            # merge may fold the blank lines between entries, hence `key`).
-            kept = {e.key for e in progress.parse(staged_log).entries}
-            kept |= {e.key for e in progress.parse(staged_archive).entries}
+            # A merge keeps every parent's entry, in the log or the archive.
+            kept = {e.key for e in progress.parse(staged_log).entries} | {e.key for e in new_archive}
             if any(e.key not in kept for e in progress.parse(old_log).entries):
-                problems.append(Violation(8, f"the merge lost entries of {log_name}"))
+                problems.append(Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}"))
             continue
         old, new = progress.parse(old_log), progress.parse(staged_log)
         if new.preamble != old.preamble:
-            problems.append(Violation(8, f"the preamble of {log_name} changed; it is written once"))
+            problems.append(Violation(Rule.LOG_APPEND_ONLY,
+                                      f"the preamble of {log_name} changed; it is written once"))
             continue
-        new_texts = [e.text for e in new.entries]
-        old_texts = [e.text for e in old.entries]
-        removed = [t for t in old_texts if t not in new_texts]
-        survivors = [t for t in old_texts if t in new_texts]
-        in_order = new_texts[: len(survivors)] == survivors
-        archive_ok = staged_archive.startswith(parent.archive or "") and staged_archive.endswith(
-            "".join(removed)
-        )
-        if not removed or not in_order or not archive_ok:
-            problems.append(Violation(8, f"{log_name} was rewritten, not appended to; only a prune "
-                                         f"may remove entries, and they must move verbatim to the "
-                                         f"end of {archive_name} (`shiftkit log --prune`)"))
+        if not _is_prune(old, new, progress.parse(parent.archive or "").entries, new_archive,
+                         kept_ids):  # fmt: skip
+            problems.append(Violation(Rule.LOG_APPEND_ONLY, f"{log_name} was rewritten, not "
+                                      f"appended to; only a prune may remove entries — the oldest "
+                                      f"ones, moved verbatim to the end of {archive_name} "
+                                      f"(`shiftkit log --prune`)"))  # fmt: skip
     return problems
+
+
+def _is_prune(old: Any, new: Any, old_archive: Sequence[Any], new_archive: Sequence[Any],
+              kept_ids: frozenset[str]) -> bool:  # fmt: skip
+    old_keys = [e.key for e in old.entries]
+    new_keys = [e.key for e in new.entries]
+    present = set(new_keys)
+    removed = [i for i, key in enumerate(old_keys) if key not in present]
+    if not removed:
+        return False  # entries changed in place, or the text around them did
+    survivors = [key for key in old_keys if key in present]
+    if new_keys[: len(survivors)] != survivors:
+        return False  # the kept entries moved, or something was inserted among them
+    # Only the oldest go: every entry older than the last one removed is removed too, unless
+    # it is the newest entry about a blocked feature (kept where the person looks first).
+    if any(old_keys[i] in present and old.entries[i].feature not in kept_ids
+           for i in range(removed[-1])):  # fmt: skip
+        return False
+    archived = [e.key for e in old_archive]
+    if [e.key for e in new_archive[: len(archived)]] != archived:
+        return False
+    return [e.key for e in new_archive[len(archived) :]] == [old_keys[i] for i in removed]
 
 
 def evaluate(
@@ -302,19 +422,22 @@ def evaluate(
     message: str | None = None,
     claimed: str | None = None,
     claims_enabled: bool = True,
+    claim_problem: str | None = None,
     verification: Any = None,
     trusted: Mapping[str, Any] | None = None,
     trusted_text: str | None = None,
     known_valid: bool = False,
+    judge: Judge = Judge(),
+    signature: Any = None,
+    config_name: str = ".shiftkit.toml",
 ) -> Report:
-    """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive)."""
+    """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive);
+    everything that judges — names, verifiers, claims, policy — comes from the parents."""
     features_name, log_name, archive_name = names
     violations: list[Violation] = []
-    if 9 in rules_to_check and message is not None:
+    if Rule.MESSAGE in rules_to_check and message is not None:
         violations += check_message(message)
-    if 8 in rules_to_check and any(proposed.log != p.log or proposed.archive != p.archive
-                                   for p in parents):  # fmt: skip
-        violations += rule8_log(parents, proposed, log_name, archive_name)
+    log_changed = any(proposed.log != p.log or proposed.archive != p.archive for p in parents)
     establishing = all(p.features is None for p in parents)
     staged: features.FeatureList | None = None
     if not (establishing and proposed.features_text is None):
@@ -323,26 +446,47 @@ def evaluate(
                                       trusted_text)
         violations += problems
     flips: list[str] = []
+    unblocked: list[str] = []
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
         pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
         flips = [] if establishing else flipped(parents, staged, pairs)
-        entries = new_entries(parents, proposed.log) if flips or 7 in rules_to_check else []
-        violations += rule3_one_flip(flips) if 3 in rules_to_check else []
-        if 4 in rules_to_check and verification is not None and len(flips) == 1:
-            violations += rule4_verified(flips, staged, verification)
-        if 5 in rules_to_check:
+        entries = new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
+        unblocked = [] if establishing else unblocked_features(parents, staged, pairs)
+        violations += rule3_one_flip(flips) if Rule.ONE_FLIP in rules_to_check else []
+        if Rule.VERIFIED in rules_to_check:
+            violations += rule4_definition_unchanged(parents, flips, staged)
+            if verification is not None and len(flips) == 1:
+                violations += rule4_verified(flips, parents, verification)
+        if Rule.LOGGED in rules_to_check:
             violations += rule5_log(flips, entries, log_name)
-        if 5 in rules_to_check and message is not None:
+        if Rule.LOGGED in rules_to_check and message is not None:
             violations += rule5_message(flips, message)
-        if 2 in rules_to_check:
+        if Rule.DEFINITIONS in rules_to_check:
             violations += rule2_definitions(parents, staged, pairs)
-        if 6 in rules_to_check:
-            violations += rule6_claimed(flips, claimed, claims_enabled)
-        if 7 in rules_to_check:
+        if Rule.CLAIMED in rules_to_check:
+            violations += rule6_claimed(flips, claimed, claims_enabled, claim_problem)
+        if Rule.STATUS in rules_to_check:
             violations += rule7_status(parents, staged, entries, pairs)
+    if Rule.LOG_APPEND_ONLY in rules_to_check and log_changed:
+        kept_ids = frozenset(f for p in parents if p.features is not None
+                             for f in features_blocked(p.features))  # fmt: skip
+        if staged is not None:
+            kept_ids |= frozenset(features_blocked(staged))
+        violations += rule8_log(parents, proposed, log_name, archive_name, kept_ids)
+    if establishing:
+        judge = judge._replace(config_changes=())
+    if Rule.CONFIG in rules_to_check:
+        violations += rule10_config(judge, flips, parents, staged, config_name)
     kept, overridden, reason = apply_override(violations, message)
-    return Report(kept, overridden, flips, reason, staged)
+    actions = person_actions(judge, unblocked, overridden, reason)
+    if Rule.PERSON in rules_to_check:
+        kept += rule11_person(judge, actions, signature)
+    return Report(kept, overridden, flips, reason, staged, actions)
+
+
+def features_blocked(feature_list: features.FeatureList) -> list[str]:
+    return [item["id"] for item in feature_list.items if item.get("blocked") is not None]
 
 
 def _unique(items: list[Violation]) -> list[Violation]:

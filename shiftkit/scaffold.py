@@ -179,9 +179,10 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     else:
         gitio.run(["add", "-A"], destination)
     install_pre_commit(destination)
-    from shiftkit.install import configure_merge_driver
+    from shiftkit.install import configure_merge_driver, install_guard_hooks
 
     configure_merge_driver(destination)
+    install_guard_hooks(destination)
     if not gitio.has_identity(destination):
         raise Refused(
             "git does not know who you are, so the first commit cannot be made; run "

@@ -13,7 +13,7 @@ from typing import Any, Callable
 from shiftkit import claims, features, gitio, progress, rules, snapshot, state, verify
 from shiftkit.atomic import atomic_write
 from shiftkit.context import (
-    Context, commit, commit_bookkeeping, head_trailer, iso_now, log_time, pending_note_path, read_optional,
+    Context, commit, commit_bookkeeping, head_trailer, person_signs, iso_now, log_time, pending_note_path, read_optional,
     plan_log, record_verified_at, short, work_tree_id, write_features, write_log, write_planned_log,
 )  # fmt: skip
 from shiftkit.errors import BadInput, Refused
@@ -178,16 +178,38 @@ def note(ctx: Context, text: str, say: Say) -> int:
 
 
 def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool, str]:
-    """Run (or reuse) the verifier on the work tree; returns (passed, tree id)."""
+    """Run (or reuse) the verifier on the work tree's tree — in the work tree itself, or with
+    `verify_in = "checkout"` in a temporary worktree of exactly that tree; returns (passed,
+    tree id). A verifier that changes the tree it judges has not judged it: a failure."""
     command = verifier_of(ctx, feature)
+    mode = ctx.config.verify_in
+    key = verify.cache_command(command, mode)
+    if mode == "worktree":
+        hidden = verify.hidden_paths(ctx.root)
+        if hidden:
+            raise Refused(f"{hidden[0]} is marked skip-worktree/assume-unchanged, so no tree holds "
+                          f"what the verifier would see; clear it with `git update-index "
+                          f"--no-skip-worktree --no-assume-unchanged {hidden[0]}`")  # fmt: skip
     tree = work_tree_id(ctx)
-    if verify.is_cached(ctx.common_dir, tree, command):
+    if verify.is_cached(ctx.common_dir, tree, key):
         say(f"{feature.id}: passed (cached for tree {short(tree)}): {command}")
         return True, tree
-    say(f"{feature.id}: running {command}")
-    outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+    say(f"{feature.id}: running {command}" + (" in a temporary checkout" if mode != "worktree" else ""))
+    if mode == "checkout":
+        outcome = verify.run_in_checkout(ctx.root, tree, command, ctx.config.init,
+                                         ctx.config.verify_timeout)  # fmt: skip
+    else:
+        outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+        after = work_tree_id(ctx)
+        if after != tree:
+            changed = gitio.out(["diff-tree", "-r", "--name-only", "--no-renames", tree, after],
+                                ctx.root).split()  # fmt: skip
+            outcome = outcome._replace(ok=False, exit_code=outcome.exit_code or 1, output=(
+                f"the verifier changed files it was judging ({', '.join(changed[:5])}); a verifier "
+                f"must leave the tree as it found it (ignore its outputs in .gitignore)\n"
+                + outcome.output))  # fmt: skip
     if outcome.ok:
-        verify.record_pass(ctx.common_dir, tree, command)
+        verify.record_pass(ctx.common_dir, tree, key)
         record_verified_at(ctx, [feature.id])
         say(f"{feature.id}: passed in {outcome.seconds:.1f}s")
         return True, tree
@@ -255,9 +277,13 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     problems = rules.check_message(subject)
     if problems:
         raise BadInput(f"-m: {problems[0].message}")
+    _require_current_claim(ctx, record)
     feature_list = read_features(ctx.project)
     feature = features.require(feature_list, feature_id, ctx.config.features)
-    passed, _ = verify_work(ctx, feature, say)
+    if feature.passes:
+        raise Refused(f"{feature_id} already passes; nothing was committed (`shiftkit release` "
+                      f"hands the claim back)")  # fmt: skip
+    passed, verified_tree = verify_work(ctx, feature, say)
     if not passed:
         raise Refused(f"{feature_id} does not pass; nothing was changed. Fix it and run "
                       f"`shiftkit finish` again, or `shiftkit revert --reason ...`")  # fmt: skip
@@ -270,36 +296,94 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
                f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
     _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
+    originals = _bookkeeping_texts(ctx)
     write_features(ctx, flipped)
     write_planned_log(ctx, new_log, new_archive)
     gitio.run(["add", "-A"], ctx.root)
     tree = gitio.write_tree(ctx.root)
+    _require_verified_tree(ctx, verified_tree, tree, originals)
     command = verifier_of(ctx, feature)
-    # The committed tree is the verified work tree plus shiftkit's own bookkeeping.
-    verify.record_pass(ctx.common_dir, tree, command)
-    new_head = commit(ctx, message.replace("TREE", tree))
+    # The committed tree is the verified tree plus shiftkit's own bookkeeping.
+    verify.record_pass(ctx.common_dir, tree, verify.cache_command(command, ctx.config.verify_in))
+    try:
+        new_head = commit(ctx, message.replace("TREE", tree))
+    except Refused:
+        _restore(ctx, originals)  # the index and files as they were: finish can simply re-run
+        raise
     _close_claim(ctx, record)
     say(f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
         f"{short(tree)}); claim released")  # fmt: skip
     return 0
 
 
+def _require_current_claim(ctx: Context, record: dict[str, Any]) -> None:
+    if not ctx.config.claims.enabled:
+        return
+    problem = claims.current_problem(ctx.root, record)
+    if problem is not None:
+        raise Refused(f"{problem}; nothing was committed")
+
+
+def _bookkeeping_texts(ctx: Context) -> dict[Any, str | None]:
+    paths = (ctx.project.features_path, ctx.project.progress_path, ctx.project.archive_path)
+    return {path: (path.read_text(encoding="utf-8") if path.exists() else None) for path in paths}
+
+
+def _restore(ctx: Context, originals: dict[Any, str | None]) -> None:
+    gitio.run(["reset", "-q"], ctx.root)
+    for path, text in originals.items():
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, text)
+
+
+def _require_verified_tree(ctx: Context, verified: str, committed: str,
+                           originals: dict[Any, str | None]) -> None:  # fmt: skip
+    """The tree about to be committed must be the verified tree plus the bookkeeping files:
+    something that changed the work tree meanwhile was not verified."""
+    cfg = ctx.config
+    ours = {cfg.features, cfg.progress, cfg.log.archive}
+    changed = gitio.out(["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified,
+                         committed], ctx.root).split("\0")  # fmt: skip
+    strangers = [path for path in changed if path and path not in ours]
+    if not strangers:
+        return
+    _restore(ctx, originals)
+    raise Refused(f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
+                  f"the tree to commit is not the tree verified, so nothing was committed — "
+                  f"run `shiftkit finish` again")  # fmt: skip
+
+
 def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str | None,
               message: str, feature_id: str) -> None:  # fmt: skip
-    """The hooks' rules (bar the verifier, which just passed) over the planned commit, so a
-    refusal comes before anything is written."""
+    """The hooks' rules (bar the verifier, which just passed) over the planned commit, judged
+    by HEAD's settings, so a refusal comes before anything is written."""
+    from shiftkit import judge
+
     cfg = ctx.config
     names = (cfg.features, cfg.progress, cfg.log.archive)
     parents, blobs = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
     archive = archive_text if archive_text is not None else parents[0].archive
     proposed = rules.Proposed(features_text, log_text, archive)
+    settings = judge.judging(gitio.read_blobs(ctx.root, [f"HEAD:{n}" for n in judge.SETTINGS_FILES]),
+                             [read_optional_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
+                             has_parent=True)  # fmt: skip
     report = rules.evaluate(
-        parents, proposed, rules_to_check=rules.ALL - {4}, names=names, message=message,
-        claimed=feature_id, claims_enabled=cfg.claims.enabled,
-        **snapshot.trust(parents, blobs, ctx.common_dir),
+        parents, proposed, rules_to_check=rules.ALL - {rules.Rule.VERIFIED}, names=names,
+        message=message, claimed=feature_id, claims_enabled=cfg.claims.enabled,
+        **snapshot.trust(parents, blobs, ctx.common_dir), judge=settings.judge,
     )  # fmt: skip
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")
+
+
+def read_optional_or_none(path: Any) -> str | None:
+    try:
+        text: str = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, UnicodeDecodeError):
+        return None
+    return text
 
 
 # -- revert --------------------------------------------------------------------------------
@@ -400,6 +484,7 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
     feature = features.require(feature_list, feature_id, ctx.config.features)
     if feature.blocked is None:
         raise Refused(f"{feature_id} is not blocked")
+    sign = person_signs(ctx)  # before anything is written
     updated = feature_list.replace_feature(feature._replace(blocked=None, attempts=0))
     head = gitio.head_oid(ctx.root)
     entry = progress.format_entry(log_time(), feature_id, "unblocked", short(head),
@@ -407,8 +492,28 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
     write_features(ctx, updated)
     write_log(ctx, progress.append(read_optional(ctx.project.progress_path), entry),
                features.blocked_ids(updated))  # fmt: skip
-    new_head = commit_bookkeeping(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n")
+    new_head = commit_bookkeeping(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n",
+                                  sign)  # fmt: skip
     say(f"{feature_id} is unblocked (attempts reset) in {short(new_head)}")
+    return 0
+
+
+# -- override: a person's commit past rules 2, 6 and 7 --------------------------------------
+
+
+def override(ctx: Context, subject: str, reason: str, say: Say) -> int:
+    """Commit what is staged with a `Shiftkit-Override` trailer (signed under the 'signed'
+    policy). The hooks still run: only rules 2, 6 and 7 can be overridden, never a flip's."""
+    if not reason.strip() or "\n" in reason.strip():
+        raise BadInput("--reason must be one non-empty line: why a person overrides the rules")
+    problems = rules.check_message(subject)
+    if problems:
+        raise BadInput(f"-m: {problems[0].message}")
+    if not gitio.out(["diff", "--cached", "--name-only"], ctx.root).strip():
+        raise Refused("nothing is staged; `git add` the change to make as a person first")
+    sign = person_signs(ctx)
+    new_head = commit(ctx, f"{subject.strip()}\n\nShiftkit-Override: {reason.strip()}\n", [], sign)
+    say(f"committed {short(new_head)} as a person's override{' (signed)' if sign else ''}")
     return 0
 
 

@@ -69,11 +69,14 @@ def read_proposed(root: Path, specs: Sequence[str],
 
 
 def read_staged_change(root: Path, revs: Sequence[str], names: tuple[str, str, str],
-                       common_dir: Path) -> tuple[list[rules.Side], list[tuple[str, str] | None],
-                                                  rules.Proposed, tuple[str, str] | None]:
-    """The parents' side and the index's, with one `git cat-file` for all of them."""
+                       common_dir: Path, proposed_names: tuple[str, str, str] | None = None,
+                       ) -> tuple[list[rules.Side], list[tuple[str, str] | None],
+                                  rules.Proposed, tuple[str, str] | None]:  # fmt: skip
+    """The parents' side (under the parent's ``names``) and the index's (under
+    ``proposed_names``, which differ when the change moves a file), with one `git cat-file`."""
     specs = [f"{rev}:{name}" for rev in revs for name in names]
-    blobs = gitio.read_blobs_with_ids(root, specs + [f":{name}" for name in names])
+    staged_specs = [f":{name}" for name in proposed_names or names]
+    blobs = gitio.read_blobs_with_ids(root, specs + staged_specs)
     sides, feature_blobs = read_sides(root, revs, names, common_dir, blobs[: len(specs)])
     proposed, staged_blob = read_proposed(root, [], blobs[len(specs) :])
     return sides, feature_blobs, proposed, staged_blob

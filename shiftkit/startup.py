@@ -67,6 +67,16 @@ def _run_step(ctx: Context, name: str, command: str, say: Say) -> dict[str, Any]
     return result
 
 
+def _regression_run(ctx: Context, command: str) -> verify.Outcome:
+    """A sampled feature's verifier where `verify_in` says: the (clean) work tree, or a
+    temporary checkout of HEAD's tree, where no untracked or ignored file can help it."""
+    cfg = ctx.config
+    if cfg.verify_in == "checkout":
+        tree = gitio.out(["rev-parse", "HEAD^{tree}"], ctx.root).strip()
+        return verify.run_in_checkout(ctx.root, tree, command, cfg.init, cfg.verify_timeout)
+    return verify.run_command(command, ctx.root, cfg.verify_timeout)
+
+
 def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
     cfg = ctx.config
     steps = [_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say)]
@@ -81,7 +91,7 @@ def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
             command = features.effective_verify(feature, cfg.verify)
             if command is None:
                 continue
-            outcome = verify.run_command(command, ctx.root, cfg.verify_timeout)
+            outcome = _regression_run(ctx, command)
             regression.append({"id": feature.id, "ok": outcome.ok, "summary": outcome.summary()})
             say(f"check regression {feature.id}: {outcome.summary()}")
             if outcome.ok:

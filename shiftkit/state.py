@@ -57,7 +57,11 @@ def local_claim_path(git_dir: Path) -> Path:
 
 def local_claim(git_dir: Path) -> dict[str, Any] | None:
     record = read_json(local_claim_path(git_dir))
-    return record if isinstance(record, dict) and "feature" in record else None
+    if not isinstance(record, dict):
+        return None
+    # A record of the wrong shape (hand-edited, or from another version) is no claim.
+    shaped = all(isinstance(record.get(key), str) for key in ("feature", "base"))
+    return record if shaped and isinstance(record.get("oid", ""), str) else None
 
 
 def save_local_claim(git_dir: Path, record: dict[str, Any]) -> None:

@@ -40,7 +40,8 @@ class Outcome(NamedTuple):
         return "passed" if self.ok else f"exit {self.exit_code}"
 
 
-def run_command(command: str, cwd: Path, timeout: float) -> Outcome:
+def run_command(command: str, cwd: Path, timeout: float,
+                env: dict[str, str] | None = None) -> Outcome:
     """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
     background process that keeps the descriptors open cannot hang us."""
     import subprocess
@@ -49,7 +50,7 @@ def run_command(command: str, cwd: Path, timeout: float) -> Outcome:
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL,
+            ["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, env=env,
             stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         try:
@@ -100,3 +101,69 @@ def is_cached(common_dir: Path, tree: str, command: str) -> bool:
 
 def record_pass(common_dir: Path, tree: str, command: str) -> None:
     atomic_write(state.repo_state(common_dir) / "passed" / _cache_key(tree, command), command + "\n")
+
+
+# -- what the verifier sees: the work tree, or a temporary checkout of exactly the tree ------
+
+GIT_LOCATION_VARIABLES = ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE", "GIT_PREFIX",
+                          "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")  # fmt: skip
+
+
+def cache_command(command: str, verify_in: str) -> str:
+    """The cache's key for a command: a pass in a checkout is not a pass in the work tree."""
+    return command if verify_in == "worktree" else f"[{verify_in}] {command}"
+
+
+def hidden_paths(root: Path) -> list[str]:
+    """Tracked files whose work tree content git is told to ignore (`update-index
+    --skip-worktree` or `--assume-unchanged`): a verifier would see what no tree holds."""
+    from shiftkit import gitio
+
+    listing = gitio.out(["ls-files", "-v", "-z"], root)
+    return [entry[2:] for entry in listing.split("\0")
+            if entry[:1] == "S" or entry[:1].islower()]  # fmt: skip
+
+
+def unstaged_paths(root: Path) -> list[str]:
+    """Tracked files with unstaged changes and untracked files git does not ignore: what the
+    work tree holds beyond the index."""
+    from shiftkit import gitio
+
+    changed = gitio.out(["diff", "--name-only", "-z"], root).split("\0")
+    untracked = gitio.out(["ls-files", "--others", "--exclude-standard", "-z"], root).split("\0")
+    return [path for path in changed + untracked if path]
+
+
+def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: float) -> Outcome:
+    """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after."""
+    import shutil
+    import tempfile
+
+    from shiftkit import gitio
+
+    env = {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
+    parent = gitio.head_oid(root)
+    holder = gitio.run(["commit-tree", tree, *(["-p", parent] if parent else []), "-m",
+                        "shiftkit: a temporary commit to verify this tree"], root,
+                       env={**_TEMP_IDENTITY}, clean_env=env).stdout.strip()  # fmt: skip
+    workdir = Path(tempfile.mkdtemp(prefix="shiftkit-verify-"))
+    target = workdir / "tree"
+    try:
+        gitio.run(["worktree", "add", "--detach", "-q", str(target), holder], root, clean_env=env)
+        if init:
+            prepared = run_command(init, target, timeout, env)
+            if not prepared.ok:
+                return prepared._replace(command=command, ok=False, output=(
+                    f"init ({init}) failed in the temporary checkout: {prepared.summary()}\n"
+                    + prepared.output))  # fmt: skip
+        return run_command(command, target, timeout, env)
+    finally:
+        gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
+        shutil.rmtree(workdir, ignore_errors=True)
+        gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
+
+
+_TEMP_IDENTITY = {
+    "GIT_AUTHOR_NAME": "shiftkit", "GIT_AUTHOR_EMAIL": "verify@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "shiftkit", "GIT_COMMITTER_EMAIL": "verify@shiftkit.invalid",
+}  # fmt: skip

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -190,3 +191,52 @@ def implement(project: Path, name: str, good: bool = True) -> None:
     ops = project / "calc" / "ops.py"
     body = GOOD_IMPL[name] if good else GOOD_IMPL[name].replace("return a", "return 0 * a")
     ops.write_text(ops.read_text() + body)
+
+
+# -- editing a project's protocol files by hand, the way an agent might ------------------------
+
+FEATURES = "features.json"
+LOG = "claude-progress.txt"
+
+
+def ok(project: Path, *args: str) -> str:
+    result = shiftkit(project, *args)
+    assert result.returncode == 0, result.output
+    return result.stdout
+
+
+def edit_list(project: Path, change: Callable[[list[dict[str, Any]]], Any]) -> None:
+    path = project / FEATURES
+    document = json.loads(path.read_text())
+    change(document["features"])
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def by_id(items: list[dict[str, Any]], feature_id: str) -> dict[str, Any]:
+    return next(item for item in items if item["id"] == feature_id)
+
+
+def add_log_entry(project: Path, feature_id: str, outcome: str = "passed") -> None:
+    from shiftkit import progress
+
+    path = project / LOG
+    path.write_text(progress.append(path.read_text(), progress.format_entry(
+        "2026-11-29 12:00 UTC", feature_id, outcome, "abc1234", "hand-written entry")))
+
+
+def flip(project: Path, *ids: str, log: bool = True) -> None:
+    def change(items: list[dict[str, Any]]) -> None:
+        for feature_id in ids:
+            by_id(items, feature_id)["passes"] = True
+    edit_list(project, change)
+    if log:
+        for feature_id in ids:
+            add_log_entry(project, feature_id)
+
+
+def use_shims(project: Path) -> None:
+    """Replace the pre-commit framework's hooks by shiftkit's plain shims."""
+    for name in ("pre-commit", "commit-msg"):
+        (project / ".git" / "hooks" / name).unlink()
+    ok(project, "install-hooks")
+    assert "exec shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()

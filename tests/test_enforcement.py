@@ -7,41 +7,34 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import pytest
 
-from conftest import git, git_ok, implement, shiftkit, write
+from conftest import (
+    FEATURES, LOG, by_id, edit_list, flip, git, git_ok, implement, ok, session_environment,
+    shiftkit, use_shims, write,
+)  # fmt: skip
 from shiftkit import features, progress
 
-FEATURES = "features.json"
-LOG = "claude-progress.txt"
-
-
-def ok(project: Path, *args: str) -> str:
-    result = shiftkit(project, *args)
-    assert result.returncode == 0, result.output
-    return result.stdout
+PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")  # what only the machine's owner can do
 
 
 @pytest.fixture(scope="module")
-def tamper_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def tamper_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
+                isolated_home: Path) -> Iterator[Path]:  # fmt: skip
     """F000 passing, F001 with one failed attempt, F002 and F003 open, a few log entries."""
     base = tmp_path_factory.mktemp("tamper") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
-    ok(base, "claim")
-    ok(base, "finish", "-m", "the environment builds")
-    ok(base, "claim")
-    implement(base, "add", good=False)
-    ok(base, "revert", "--reason", "returned the wrong sum")
-    return base
-
-
-def use_shims(project: Path) -> None:
-    for name in ("pre-commit", "commit-msg"):
-        (project / ".git" / "hooks" / name).unlink()
-    ok(project, "install-hooks")
-    assert "exec shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()
+    with pytest.MonkeyPatch.context() as mp:  # (module scope: before the autouse fixture)
+        for key, value in session_environment(isolated_home).items():
+            mp.setenv(key, value)
+        ok(base, "claim")
+        ok(base, "finish", "-m", "the environment builds")
+        ok(base, "claim")
+        implement(base, "add", good=False)
+        ok(base, "revert", "--reason", "returned the wrong sum")
+        yield base
 
 
 @pytest.fixture(params=["pre-commit-framework", "plain-shims"])
@@ -51,33 +44,6 @@ def project(request: pytest.FixtureRequest, tamper_base: Path, tmp_path: Path) -
     if request.param == "plain-shims":
         use_shims(target)
     return target
-
-
-def edit_list(project: Path, change: Callable[[list[dict]], None]) -> None:  # type: ignore[type-arg]
-    path = project / FEATURES
-    document = json.loads(path.read_text())
-    change(document["features"])
-    path.write_text(json.dumps(document, indent=2) + "\n")
-
-
-def by_id(items: list[dict], feature_id: str) -> dict:  # type: ignore[type-arg]
-    return next(item for item in items if item["id"] == feature_id)
-
-
-def add_log_entry(project: Path, feature_id: str, outcome: str = "passed") -> None:
-    path = project / LOG
-    path.write_text(progress.append(path.read_text(), progress.format_entry(
-        "2026-11-29 12:00 UTC", feature_id, outcome, "abc1234", "hand-written entry")))
-
-
-def flip(project: Path, *ids: str, log: bool = True) -> None:
-    def change(items: list[dict]) -> None:  # type: ignore[type-arg]
-        for feature_id in ids:
-            by_id(items, feature_id)["passes"] = True
-    edit_list(project, change)
-    if log:
-        for feature_id in ids:
-            add_log_entry(project, feature_id)
 
 
 def s_edit_description(p: Path) -> str:
@@ -262,18 +228,18 @@ def test_bypasses_land_and_audit_names_each_commit(tamper_base: Path, tmp_path: 
     project = tmp_path / "bypass"
     shutil.copytree(tamper_base, project, symlinks=True)
     start = git_ok(project, "rev-parse", "HEAD").strip()
-    # 1. --no-verify
+    # 1. --no-verify (and past the reference-transaction hook, which refuses it)
     _sub_flip_without_hooks(project)
-    git_ok(project, "commit", "-q", "--no-verify", "-m", "F002: subtract two numbers")
+    git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F002: subtract two numbers")
     no_verify = git_ok(project, "rev-parse", "HEAD").strip()
     # 2. cherry-pick of a flip made on a side branch
     git_ok(project, "checkout", "-q", "-b", "side")
     implement(project, "mul")
     flip(project, "F003")
     git_ok(project, "add", "-A")
-    git_ok(project, "commit", "-q", "--no-verify", "-m", "F003: multiply two numbers")
+    git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F003: multiply two numbers")
     git_ok(project, "checkout", "-q", "-")
-    git_ok(project, "cherry-pick", "side")
+    git_ok(project, *PAST_ALL_HOOKS, "cherry-pick", "side")
     picked = git_ok(project, "rev-parse", "HEAD").strip()
     # 3. commit-tree
     edit_list(project, lambda items: by_id(items, "F001").update(passes=True))
@@ -281,7 +247,7 @@ def test_bypasses_land_and_audit_names_each_commit(tamper_base: Path, tmp_path: 
     git_ok(project, "add", "-A")
     tree = git_ok(project, "write-tree").strip()
     made = git_ok(project, "commit-tree", tree, "-p", "HEAD", "-m", "F001: add two numbers").strip()
-    git_ok(project, "update-ref", "HEAD", made)
+    git_ok(project, *PAST_ALL_HOOKS, "update-ref", "HEAD", made)
     git_ok(project, "reset", "-q")
     result = shiftkit(project, "audit", "--since", start)
     assert result.returncode == 1, result.output
@@ -302,7 +268,7 @@ def test_reverify_catches_a_forged_verified_trailer(tamper_base: Path, tmp_path:
     tree = git_ok(project, "write-tree").strip()
     message = (f"F002: subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
                f"Shiftkit-Claim: 0123456789abcdef0123456789abcdef01234567\n")
-    git_ok(project, "commit", "-q", "--no-verify", "-m", message)
+    git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", message)
     plain = shiftkit(project, "audit", "--since", start)
     assert plain.returncode == 0, plain.output  # the trailer looks right
     reverified = shiftkit(project, "audit", "--since", start, "--reverify")

@@ -1,0 +1,89 @@
+"""Judging a commit that exists: every rule against its real parents, with the settings of
+its parents. `audit` and the reference-transaction hook both call `judge_commit`; they differ
+only in where rule 4's evidence and rule 6's claim come from."""
+
+from __future__ import annotations
+
+from shiftkit import gitio
+
+TYPE_CHECKING = False  # the reference-transaction hook imports this on every branch update
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Callable, Sequence
+
+    from shiftkit import features, rules
+
+    # (the parent's feature, its verify command, verify_in) -> None when verified on this
+    # commit, else why not
+    Evidence = Callable[[features.Feature, str, str], "str | None"]
+    # (feature id, the claim object the commit names) -> None when that claim stands, else why
+    ClaimCheck = Callable[[str, str], "str | None"]
+
+
+class Commit:
+    """A commit as `git log` shows it (a plain class: no typing import on the hook's path)."""
+
+    __slots__ = ("oid", "parents", "tree", "message")
+
+    def __init__(self, oid: str, parents: tuple[str, ...], tree: str, message: str) -> None:
+        self.oid, self.parents, self.tree, self.message = oid, parents, tree, message
+
+    @property
+    def subject(self) -> str:
+        return self.message.splitlines()[0] if self.message else ""
+
+
+def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
+    """The commits ``git rev-list`` selects with ``revisions``, oldest first."""
+    raw = gitio.out(["log", "--reverse", "--topo-order", "--format=%H%x00%P%x00%T%x00%B%x00%x01",
+                     *revisions, "--"], root)  # fmt: skip
+    result = []
+    for record in raw.split("\x01"):
+        record = record.lstrip("\n")
+        if not record:
+            continue
+        oid, parents, tree, message, _ = record.split("\x00")
+        result.append(Commit(oid, tuple(parents.split()), tree, message))
+    return result
+
+
+def judge_commit(root: Path, common_dir: Path, commit: Commit, evidence: Evidence,
+                 claim_check: ClaimCheck | None = None) -> rules.Report:  # fmt: skip
+    from shiftkit import features, judge, rules, snapshot, state
+
+    first = commit.parents[0] if commit.parents else None
+    settings = judge.at_revisions(root, first, f"{commit.oid}:")
+    cfg = settings.parent
+    names = judge.names(cfg)
+    sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
+    if not commit.parents:
+        sides = [rules.Side(None, None, None)]
+    proposed, features_blob = snapshot.read_proposed(
+        root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)])
+    present = rules.trailers(commit.message)
+    # Rule 6 in history: a flip carries the claim it was finished under.
+    under_claim = [v for v in present.get("Shiftkit-Claim", []) if v and v != "-"]
+    named = present.get("Shiftkit-Feature", [])
+    claimed = named[0] if under_claim and named else None
+    claim_problem = None
+    if claimed is not None and claim_check is not None and cfg.claims.enabled:
+        claim_problem = claim_check(claimed, under_claim[0])
+
+    def verification(feature: features.Feature | None) -> str | None:
+        command = features.effective_verify(feature, cfg.verify) if feature else None
+        if feature is None or command is None:
+            return "it has no verify command (and no project-wide 'verify' is set)"
+        return evidence(feature, command, cfg.verify_in)
+
+    report = rules.evaluate(
+        sides, proposed, rules_to_check=rules.ALL, names=names, message=commit.message,
+        claimed=claimed, claims_enabled=cfg.claims.enabled, claim_problem=claim_problem,
+        verification=verification, **snapshot.trust(sides, blobs, common_dir),
+        judge=settings.judge,
+        signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
+    )  # fmt: skip
+    if features_blob is not None and report.staged is not None and not any(
+        v.rule == rules.Rule.SCHEMA for v in report.violations
+    ):
+        state.mark_validated(common_dir, features_blob[0])
+    return report

@@ -1,0 +1,174 @@
+"""The last local guard: git's `reference-transaction` hook, which `--no-verify` does not skip,
+and the `pre-push` hook.
+
+On `prepared`, every commit that an update of a branch under refs/heads/ would make reachable
+for the first time is judged against its real parent by the same rule functions as `audit`
+(`commits.judge_commit`), with verifier evidence from the local cache only. It catches
+`--no-verify`, `commit-tree` + `update-ref`, `cherry-pick`, `--amend` and `rebase` results
+that break a rule. The shim filters in shell first, so updates of other refs never start
+Python (see docs/decisions/0010).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from shiftkit.errors import OK, REFUSED
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from shiftkit import commits as commits_mod
+
+SHOWN = 10
+
+
+def branch_updates(stdin: bytes) -> list[tuple[str, str, str]]:
+    """(old, new, ref) of each update that moves a branch to a commit (not a deletion)."""
+    updates = []
+    for line in stdin.decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split(" ", 2)
+        if len(parts) != 3:
+            continue
+        old, new, ref = parts
+        if ref.startswith("refs/heads/") and new.strip("0"):
+            updates.append((old, new, ref))
+    return updates
+
+
+def main(state: str, stdin: bytes) -> int:
+    if state != "prepared":
+        return OK
+    updates = branch_updates(stdin)
+    if not updates:
+        return OK
+    root = _work_tree()
+    if root is None:
+        return OK  # a bare repository: nothing is committed here
+    from shiftkit import commits, gitio
+
+    # New to the repository: reachable from the new tips and from no branch, tag or
+    # remote-tracking ref yet (HEAD is left out: a rebase moves it before the branch).
+    revisions = [new for _, new, _ in updates] + ["--not", "--branches", "--tags", "--remotes"]
+    fresh = commits.read_commits(root, revisions)
+    if not fresh:
+        return OK
+    _, common = gitio.git_dirs(root)
+    problems = []
+    for commit in fresh:
+        for violation in judge_new_commit(root, common, commit):
+            problems.append(f"{commit.oid[:7]} {commit.subject[:50]!r}: {violation}")
+    if not problems:
+        return OK
+    for line in problems[:SHOWN]:
+        print(f"shiftkit: reference-transaction refused {line}", file=sys.stderr)
+    if len(problems) > SHOWN:
+        print(f"shiftkit: ... and {len(problems) - SHOWN} more violations", file=sys.stderr)
+    print("shiftkit: the branch was not moved; make the change through the hooks "
+          "(`shiftkit finish`, a plain `git commit`), or as a person with `shiftkit override`",
+          file=sys.stderr)  # fmt: skip
+    return REFUSED
+
+
+def _work_tree() -> Path | None:
+    from pathlib import Path
+
+    from shiftkit import gitio
+
+    if os.path.exists(".git"):
+        return Path(os.getcwd())
+    proc = gitio.run(["rev-parse", "--show-toplevel"], os.getcwd(), check=False)
+    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def judge_new_commit(root: Path, common: Path, commit: commits_mod.Commit) -> list[object]:
+    """The violations of one new commit; the common commit (nothing the rules protect
+    changed) costs one `git diff-tree` and one read of its parent's config."""
+    from shiftkit import commits, messages, verify
+
+    if len(commit.parents) == 1 and not _touches_protected(root, commit):
+        return list(messages.check_message(commit.message))
+
+    def evidence(feature: object, command: str, verify_in: str) -> str | None:
+        if verify.is_cached(common, commit.tree, verify.cache_command(command, verify_in)):
+            return None
+        return ("its verifier has not passed on this tree here (a commit made past the hooks, "
+                "or a rebase or cherry-pick that made a new tree: run `shiftkit verify`, or merge "
+                "instead)")  # fmt: skip
+
+    def claim_check(feature_id: str, claim_oid: str) -> str | None:
+        current = current_claim(root, feature_id)
+        if current == claim_oid:
+            return None
+        return (f"the claim it names ({claim_oid[:7]}) is not the current claim on {feature_id} "
+                f"({'none' if not current else current[:7]})")
+
+    report = commits.judge_commit(root, common, commit, evidence, claim_check)
+    return list(report.violations)
+
+
+def current_claim(root: Path, feature_id: str) -> str:
+    from shiftkit import claims, gitio
+
+    ref = claims.ref_name(feature_id)
+    return gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
+
+
+def _touches_protected(root: Path, commit: commits_mod.Commit) -> bool:
+    from shiftkit import gitio, hooks
+
+    code, out, _ = gitio.plumb(["diff-tree", "-r", "--no-renames", "--name-only", "-z",
+                                commit.parents[0], commit.oid], root)  # fmt: skip
+    if code != 0:
+        return True
+    changed = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    if not changed:
+        return False
+    code, text, _ = gitio.plumb(["cat-file", "blob", f"{commit.parents[0]}:{hooks.CONFIG_FILE}"],
+                                root)  # fmt: skip
+    config_text = text.decode("utf-8", "surrogateescape") if code == 0 else None
+    return hooks.maybe_relevant(config_text, changed)
+
+
+# -- pre-push: `audit --reverify` on what is being pushed ------------------------------------
+
+
+def pre_push(root: str, remote: str, stdin: bytes) -> int:
+    from pathlib import Path
+
+    from shiftkit import audit, commits
+    from shiftkit.context import open_context
+
+    ctx = open_context(Path(root))
+    tips = []
+    for line in stdin.decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[1].strip("0"):
+            tips.append(parts[1])
+            if parts[3].strip("0") and _exists(ctx.root, parts[3]):
+                tips.append(f"^{parts[3]}")
+    if not tips:
+        return OK
+    selected = commits.read_commits(ctx.root, [*tips, "--not", f"--remotes={remote}"])
+    if not selected:
+        return OK
+
+    def say(text: str) -> None:
+        print(f"shiftkit: {text}", file=sys.stderr)
+
+    findings = audit.audit_commits(ctx, selected, reverify=True, say=say)
+    bad = [f for f in findings if f.violations]
+    if not bad:
+        return OK
+    print(audit.render(bad, len(selected)), file=sys.stderr)
+    print("shiftkit: push refused: `shiftkit audit --reverify` fails on the commits pushed",
+          file=sys.stderr)  # fmt: skip
+    return REFUSED
+
+
+def _exists(root: Path, oid: str) -> bool:
+    from shiftkit import gitio
+
+    return gitio.run(["cat-file", "-e", f"{oid}^{{commit}}"], root, check=False).returncode == 0
