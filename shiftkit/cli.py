@@ -356,33 +356,25 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int
     return REFUSED if strict and any(f.person_actions for f in findings) else OK
 
 
+def _guard_project(cwd: str | None) -> tuple[Path | None, str]:
+    """The project root and feature list name for the guard, or (None, the default)."""
+    try:
+        proj = project.find(cwd)
+    except (ShiftkitError, OSError, ValueError):
+        return None, "features.json"
+    return proj.root, proj.config.features
+
+
 @cli.command()
 def guard() -> int:
     """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
     from shiftkit import guard as guard_mod
 
-    raw = "" if sys.stdin.isatty() else sys.stdin.read()
-    try:
-        payload = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        # Exit 1 is a non-blocking error in the hook contract: say so, block nothing.
-        click.echo(f"shiftkit: guard: the hook input is not JSON ({exc.msg}); allowing", err=True)
-        return REFUSED
-    if not isinstance(payload, dict):
-        click.echo("shiftkit: guard: the hook input is not a JSON object; allowing", err=True)
-        return REFUSED
-    root: Path | None = None
-    features_name = "features.json"
-    try:
-        proj = project.find(payload.get("cwd") or None)
-        root, features_name = proj.root, proj.config.features
-    except ShiftkitError:
-        pass
-    reason = guard_mod.decide(payload, root, features_name)
-    if reason is None:
-        return OK
-    click.echo(f"shiftkit guard: {reason}", err=True)
-    return USAGE  # 2: Claude Code blocks the call and shows the reason to the model
+    raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
+    code, message = guard_mod.run_hook(raw, _guard_project)
+    if message:
+        click.echo(message, err=True)
+    return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model
 
 
 @cli.command("merge-features")

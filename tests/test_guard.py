@@ -1,81 +1,283 @@
-"""`shiftkit guard`: a table of commands it denies and allows, and the hook contract."""
+"""`shiftkit guard`: a table of commands it denies and allows, file-tool edits, and the hook
+contract through the real CLI (Claude Code's PreToolUse JSON on stdin)."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import run, shiftkit
 
-from conftest import shiftkit
 from shiftkit import guard
 
-DENIED = [
-    "git commit --no-verify -m 'F001: done'",
-    "git commit -n -m 'F001: done'",
-    "git commit -anm 'F001: done'",
-    "git add -A && git commit -qn -m x",
-    "git -c core.hooksPath=/dev/null commit -m 'F001: done'",
-    "git -c core.hookspath=/tmp/empty commit -m x",
-    "git --config-env=core.hooksPath=EMPTY commit -m x",
-    "git config core.hooksPath /dev/null",
-    "git config --global core.hooksPath .nohooks",
-    "git config --unset core.hooksPath",
-    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/x git commit -m x",
-    "GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/x'\" git commit -m x",
-    "SKIP=shiftkit-pre-commit git commit -m 'F001: done'",
-    "SKIP=shiftkit-pre-commit,shiftkit-commit-msg pre-commit run",
-    "export SKIP=shiftkit-pre-commit",
-    "PRE_COMMIT_ALLOW_NO_CONFIG=1 git commit -m x",
-    "git cherry-pick abc1234",
-    "git commit-tree 4b825dc -p HEAD -m x",
-    "git update-ref refs/heads/main abc1234",
-    "git update-ref HEAD abc1234",
-    "git merge --no-verify side",
-    "rm -rf .git/hooks",
-    "rm .git/hooks/pre-commit",
-    "chmod -x .git/hooks/commit-msg",
-    "mv .git/hooks /tmp/hooks",
-    "sed -i 's/\"passes\": false/\"passes\": true/' features.json",
-    "sed -i.bak -e 's/false/true/' ./features.json",
-    "perl -pi -e 's/false/true/' features.json",
-    "echo '{}' > features.json",
-    "jq '.features[0].passes = true' features.json > /tmp/f && mv /tmp/f features.json",
-    "cat /tmp/new.json | tee features.json",
-    "cp /tmp/new.json features.json",
-    "python3 -c \"import json; d=json.load(open('features.json')); json.dump(d, open('features.json','w'))\"",
-    "bash -c 'git commit --no-verify -m x'",
-    "sudo git commit --no-verify -m x",
+# (command, a word the reason must contain)
+DENIED: list[tuple[str, str]] = [
+    # skipping the commit hooks: --no-verify and its abbreviations, -n, clusters
+    ("git commit --no-verify -m 'F001: done'", "no-verify"),
+    ("git commit --no-verif -m x", "no-verify"),
+    ("git commit --no-ver -m x", "no-verify"),
+    ("git commit --no-v -m x", "no-verify"),
+    ("git commit -n -m 'F001: done'", "-n"),
+    ("git commit -anm 'F001: done'", "-n"),
+    ("git commit -nm msg", "-n"),
+    ("git add -A && git commit -qn -m x", "-n"),
+    ("git commit -m x --no-verify 2>&1 | tail -5", "no-verify"),
+    ("git merge --no-verify side", "no-verify"),
+    ("git push --no-verify origin main", "no-verify"),
+    ("git push --no-verif", "no-verify"),
+    ("git am --no-verify < fix.patch", "no-verify"),
+    # git's global options before the subcommand
+    ("git -C /work/project commit -n -m x", "-n"),
+    ("git --git-dir=.git --work-tree . commit --no-verify -m x", "no-verify"),
+    ("git -c user.name=x -c color.ui=never commit --no-verify -m x", "no-verify"),
+    # hooks path and config includes on the command line and in git's config
+    ("git -c core.hooksPath=/dev/null commit -m 'F001: done'", "hooksPath"),
+    ("git -c core.hookspath=/tmp/empty commit -m x", "hooksPath"),
+    ("git --config-env=core.hooksPath=EMPTY commit -m x", "hooksPath"),
+    ("git -c include.path=/tmp/evil.cfg commit -m x", "include.path"),
+    ("git config core.hooksPath /dev/null", "hooksPath"),
+    ("git config --global core.hooksPath .nohooks", "hooksPath"),
+    ("git config --unset core.hooksPath", "hooksPath"),
+    ("git config set core.hooksPath /tmp", "hooksPath"),
+    ("git config --local include.path ../evil.cfg", "include.path"),
+    ("git config --file .git/config core.hooksPath x", "hooksPath"),
+    ("git config --edit", ".git/config"),
+    ("git config alias.ci 'commit --no-verify'", "no-verify"),
+    ("git -c alias.ci='commit -n' ci -m x", "-n"),
+    ("echo '[core] hooksPath = /x' >> .git/config", ".git/config"),
+    ("sed -i 's/hooks/x/' .git/config", ".git/config"),
+    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/x git commit -m x",
+     "GIT_CONFIG"),
+    ("GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/x'\" git commit -m x", "GIT_CONFIG"),
+    # pre-commit's own switches
+    ("SKIP=shiftkit-pre-commit git commit -m 'F001: done'", "SKIP"),
+    ("SKIP=shiftkit-pre-commit,shiftkit-commit-msg pre-commit run", "SKIP"),
+    ("export SKIP=shiftkit-pre-commit", "SKIP"),
+    ("declare -x SKIP=shiftkit-pre-commit", "SKIP"),
+    ("typeset -x SKIP", "SKIP"),
+    ("SKIP=all shiftkit finish -m x", "SKIP"),
+    ("PRE_COMMIT_ALLOW_NO_CONFIG=1 git commit -m x", "PRE_COMMIT_ALLOW_NO_CONFIG"),
+    ("pre-commit uninstall", "pre-commit uninstall"),
+    # history moved without the hooks
+    ("git commit --amend --no-edit", "amend"),
+    ("git commit --am -m x", "amend"),
+    ("git rebase -i HEAD~3", "rebase"),
+    ("git rebase --continue", "rebase"),
+    ("git pull --rebase", "rebase"),
+    ("git cherry-pick abc1234", "cherry-pick"),
+    ("git commit-tree 4b825dc -p HEAD -m x", "commit-tree"),
+    ("git update-ref refs/heads/main abc1234", "update-ref"),
+    ("git update-ref HEAD abc1234", "update-ref"),
+    ("git update-ref -d refs/shiftkit/claims/F001", "claim"),
+    ("git replace abc1234 def5678", "replace"),
+    ("git filter-branch --tree-filter 'rm x' HEAD", "filter-branch"),
+    ("git filter-repo --path src/", "filter-repo"),
+    ("git update-index --skip-worktree features.json", "skip-worktree"),
+    ("git update-index --assume-unchanged features.json", "assume-unchanged"),
+    # the hooks themselves
+    ("rm -rf .git/hooks", ".git/hooks"),
+    ("rm .git/hooks/pre-commit", ".git/hooks"),
+    ("rm -rf .git", ".git"),
+    ("chmod -x .git/hooks/commit-msg", ".git/hooks"),
+    ("chmod 644 .git/hooks/pre-commit", ".git/hooks"),
+    ("mv .git/hooks /tmp/hooks", ".git/hooks"),
+    ("cp /tmp/noop .git/hooks/pre-commit", ".git/hooks"),
+    ("cp /tmp/pre-commit .git/hooks/", ".git/hooks"),
+    ("echo 'exit 0' > .git/hooks/pre-commit", ".git/hooks"),
+    ("sed -i 's/shiftkit/true/' .git/hooks/pre-commit", ".git/hooks"),
+    ("truncate -s 0 .git/hooks/commit-msg", ".git/hooks"),
+    ("ln -sf /dev/null .git/hooks/pre-commit", ".git/hooks"),
+    ("find .git/hooks -type f -delete", ".git/hooks"),
+    ("find .git/hooks -type f -exec rm {} +", ".git/hooks"),
+    # shiftkit's local state and the person-owned files
+    ("rm -rf .git/shiftkit", ".git/shiftkit"),
+    ("echo '{}' > .git/shiftkit/claim.json", ".git/shiftkit"),
+    ("sed -i 's/a/b/' .shiftkit.toml", ".shiftkit.toml"),
+    ("echo 'max_attempts = 99' >> .shiftkit.toml", ".shiftkit.toml"),
+    ("echo 'me ssh-ed25519 AAAA' >> .shiftkit/allowed_signers", "allowed_signers"),
+    # person actions
+    ("shiftkit unblock F001 --note 'flaky'", "a person"),
+    ("shiftkit override F001", "a person"),
+    ("shiftkit release --steal", "a person"),
+    ("shiftkit claim F002 --steal", "a person"),
+    ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),
+    # features.json rewritten in place
+    ("sed -i 's/\"passes\": false/\"passes\": true/' features.json", "features.json"),
+    ("sed -i.bak -e 's/false/true/' ./features.json", "features.json"),
+    ("perl -pi -e 's/false/true/' features.json", "features.json"),
+    ("echo '{}' > features.json", "features.json"),
+    ("echo '{}' >> features.json", "features.json"),
+    ("jq '.features[0].passes = true' features.json > /tmp/f && mv /tmp/f features.json",
+     "features.json"),
+    ("jq '.features[0].passes = true' features.json > features.json", "features.json"),
+    ("jq . features.json | sponge features.json", "features.json"),
+    ("cat /tmp/new.json | tee features.json", "features.json"),
+    ("cp /tmp/new.json features.json", "features.json"),
+    ("cp /tmp/features.json .", "features.json"),
+    ("mv /tmp/new.json features.json", "features.json"),
+    ("mv features.json /tmp/old.json", "features.json"),
+    ("truncate -s 0 features.json", "features.json"),
+    ("dd if=/tmp/new.json of=features.json", "features.json"),
+    ("yq -i '.features[0].passes = true' features.json", "features.json"),
+    ("cat > features.json <<'EOF'\n{\"features\": []}\nEOF", "features.json"),
+    (("python3 -c \"import json; d=json.load(open('features.json')); "
+      "json.dump(d, open('features.json','w'))\""), "features.json"),
+    ("python3 - <<'PY'\nfrom pathlib import Path\nPath('features.json').write_text('{}')\nPY",
+     "features.json"),
+    ("node -e \"require('fs').writeFileSync('features.json', '{}')\"", "features.json"),
+    ("ruby -e \"File.write('features.json', '{}')\"", "features.json"),
+    ("perl -e 'open(my $f, \">\", \"features.json\")'", "features.json"),
+    # wrappers looked through
+    ("bash -c 'git commit --no-verify -m x'", "no-verify"),
+    ("sh -c \"sh -c 'git commit -n -m x'\"", "-n"),
+    ("sudo git commit --no-verify -m x", "no-verify"),
+    ("sudo -u dev -E git commit --no-verify -m x", "no-verify"),
+    ("env -u HOME SKIP=x git commit -m y", "SKIP"),
+    ("env -i git commit -n -m x", "-n"),
+    ("timeout -s KILL 30 git commit --no-verify -m x", "no-verify"),
+    ("nice -n 5 git commit --no-verify -m x", "no-verify"),
+    ("stdbuf -oL git commit --no-verify -m x", "no-verify"),
+    ("command git commit --no-verify -m x", "no-verify"),
+    ("echo features.json | xargs sed -i 's/false/true/'", "features.json"),
+    ("find . -name features.json -exec sed -i 's/false/true/' {} \\;", "features.json"),
+    ("echo $(git commit --no-verify -m x)", "no-verify"),
+    ("x=\"`git commit -n -m y`\"", "-n"),
+    ("eval 'git commit --no-verify -m x'", "no-verify"),
+    ("bash <<'SH'\ngit commit --no-verify -m x\nSH", "no-verify"),
+    ("echo 'git commit -n -m x' | bash", "-n"),
+    ("(cd sub && git commit -n -m x)", "-n"),
+    ("if true; then git commit --no-verify -m x; fi", "no-verify"),
+    ("ls\ngit commit --no-verify -m x", "no-verify"),
 ]
 
 ALLOWED = [
+    # reading the feature list
+    "cat features.json",
+    "jq . features.json",
+    "jq '.features | length' features.json",
+    "jq '.features | map(select(.passes == false))' features.json > /tmp/open.json",
+    "grep passes features.json",
+    "sed -n '1,20p' features.json",
+    "sed 's/a/b/' features.json > /tmp/x",
+    "perl -ne 'print if /passes/' features.json",
+    "tee x < features.json",
+    "wc -l < features.json",
+    "cp -t /tmp features.json",
+    "cp features.json /tmp/x",
+    "cp features.json /tmp/",
+    "diff features.json /tmp/old.json",
+    "git diff features.json",
+    "git show HEAD:features.json > /tmp/old.json",
+    "git add features.json src/",
+    "touch features.json",
+    "find . -name features.json",
+    "printf '%s\\n' features.json | xargs cat",
+    "python -c \"print(open('features.json').read())\"",
+    "python3 -c \"import json; print(len(json.load(open('features.json'))['features']))\"",
+    "python3 - <<'PY'\nimport json\nprint(json.load(open('features.json'))['features'][0])\nPY",
+    "node -e \"console.log(require('./features.json').features.length)\"",
+    # words that only look dangerous: comments, quoted strings, messages
+    "ls # features.json > x",
+    "ls # git commit --no-verify",
+    "echo \"git commit --no-verify\"",
+    "echo 'rm -rf .git/hooks'",
+    "git commit -m \"--no-verify mentioned\"",
+    "git commit -m 'see features.json > x'",
+    "git commit --message='-n'",
+    "git commit -m 'Mention --amend and -n in docs' -- docs/",
+    "git commit -mn",
+    "git merge -m '--no-verify' side",
+    "git log --format='%H#%s' -3",
+    "echo a#b > notes.txt",
+    "cat > notes.md <<'EOF'\ngit commit --no-verify is denied\nrm -rf .git/hooks\nEOF",
+    # git, plainly
     "git commit -m 'F001: add two numbers'",
     "git commit -am 'Tidy the README'",
-    "git commit -m 'mention -n in the docs'",
+    "git commit -F msg.txt",
     "git status && git diff",
     "git log --oneline -5",
-    "git config --get core.hooksPath",
-    "git config user.name",
-    "git update-ref -d refs/shiftkit/claims/F001 abc1234",
-    "git merge side",
+    "git log -n 3",
+    "git push",
     "git push origin main",
-    "pytest -q tests/",
-    "shiftkit finish -m 'add two numbers'",
-    "shiftkit add --description 'division' --step 'divide'",
-    "cat features.json",
-    "jq '.features | length' features.json",
-    "python3 -c \"import json; print(len(json.load(open('features.json'))['features']))\"",
-    "sed -n '1,20p' features.json",
-    "rm -rf build/ .pytest_cache",
+    "git push -n origin main",
+    "git merge side",
+    "git merge --no-verify-signatures side",
+    "git pull --no-rebase",
+    "git pull --rebase=false",
+    "git stash && git stash pop",
+    "git checkout -b feature/x",
+    "git reset --hard HEAD",
+    "git revert HEAD --no-edit",
+    "git rebase --help",
+    "git rebase -h",
+    "git rebase --abort",
+    "git cherry-pick --abort",
+    "git replace --list",
+    "git update-index --refresh",
+    "git update-index --no-skip-worktree features.json",
+    "git update-ref refs/tags/v1 HEAD",
+    "git -C ../other status",
+    "git -c color.ui=never log",
+    # reading git's config, hooks and shiftkit's files
+    "git config core.hooksPath",
+    "git config --get core.hooksPath",
+    "git config get core.hooksPath",
+    "git config --list --show-origin",
+    "git config user.name",
+    "git config user.email dev@example.invalid",
     "ls .git/hooks",
+    "cat .git/config",
+    "chmod +x .git/hooks/pre-commit",
+    "chmod 755 .git/hooks/pre-commit",
+    "ls -la .git/shiftkit",
+    "cat .shiftkit.toml",
+    "cat .shiftkit/allowed_signers",
+    "rm .git/index.lock",
+    "rm -rf vendor/x/.git",
+    # shiftkit and pre-commit, as an agent uses them
+    "shiftkit status",
+    "shiftkit start --brief",
+    "shiftkit claim",
+    "shiftkit release",
+    "shiftkit finish -m x",
+    "shiftkit finish -m 'unblock the parser'",
+    "shiftkit note 'needs --steal? no'",
+    "shiftkit revert --reason 'verifier still fails'",
+    "shiftkit add --description 'division' --step 'divide'",
+    "pre-commit run --all-files",
     "SKIP=1 make test",
+    "env | grep SKIP",
+    "export PATH=\"$HOME/bin:$PATH\"",
+    "export -n SKIP",
+    "unset SKIP",
+    # everyday commands, wrapped or not
+    "pytest -q tests/",
+    "timeout 60 pytest -q",
+    "sudo apt-get install -y jq",
+    "command -v git",
+    "bash scripts/test.sh",
+    "bash -c 'pytest -q && shiftkit verify'",
+    "rm -rf build/ dist .pytest_cache",
+    "find . -name '*.pyc' -delete",
+    "find . -type f -exec grep -l passes {} +",
+    "mv notes.txt docs/",
+    "cp README.md /tmp/",
+    "sed -i 's/a/b/' README.md",
     "echo hello > notes.txt",
+    "echo \"$(date) done\" >> notes.txt",
 ]
 
 
-@pytest.mark.parametrize("command", DENIED)
-def test_denied(command: str) -> None:
-    assert guard.check_command(command) is not None, command
+@pytest.mark.parametrize(("command", "mentions"), DENIED)
+def test_denied(command: str, mentions: str) -> None:
+    reason = guard.check_command(command)
+    assert reason is not None, command
+    assert mentions in reason, reason
+    assert "shiftkit" in reason or "a person" in reason, reason  # says what to do instead
 
 
 @pytest.mark.parametrize("command", ALLOWED)
@@ -83,10 +285,34 @@ def test_allowed(command: str) -> None:
     assert guard.check_command(command) is None, command
 
 
+def test_the_table_is_big_enough() -> None:
+    assert len(DENIED) >= 65 and len(ALLOWED) >= 65
+    assert len({c for c, _ in DENIED}) == len(DENIED) and len(set(ALLOWED)) == len(ALLOWED)
+
+
+def test_a_configured_feature_list_name() -> None:
+    assert guard.check_command("echo x > docs/list.json", "docs/list.json") is not None
+    assert guard.check_command("echo x > features.json", "docs/list.json") is None
+
+
+def test_shells_nested_too_deep_are_denied() -> None:
+    command = "git status"
+    for _ in range(guard.MAX_DEPTH + 2):
+        command = f"bash -c {json.dumps(command)}"
+    assert "too deep" in (guard.check_command(command) or "")
+
+
+def test_split_commands_still_splits() -> None:
+    assert guard.split_commands("a b; c | d && e # f") == [["a", "b"], ["c"], ["d"], ["e"]]
+
+
+# -- file tools ----------------------------------------------------------------------------------
+
 FEATURES = {"features": [
     {"id": "F000", "category": "c", "description": "d", "steps": ["s"], "passes": True},
-    {"id": "F001", "category": "c", "description": "d", "steps": ["s"], "passes": False, "attempts": 1},
-]}  # fmt: skip
+    {"id": "F001", "category": "c", "description": "d", "steps": ["s"], "passes": False,
+     "attempts": 1},
+]}
 
 
 @pytest.fixture
@@ -96,48 +322,166 @@ def features_file(tmp_path: Path) -> Path:
     return path
 
 
-def edit(path: Path, old: str, new: str) -> dict:  # type: ignore[type-arg]
-    return {"tool_name": "Edit", "tool_input": {"file_path": str(path), "old_string": old, "new_string": new}}
+def edit(path: Path, old: str, new: str) -> dict[str, Any]:
+    return {"tool_name": "Edit",
+            "tool_input": {"file_path": str(path), "old_string": old, "new_string": new}}
 
 
-def test_file_tools(features_file: Path) -> None:
+def write(path: Path, content: str) -> dict[str, Any]:
+    return {"tool_name": "Write", "tool_input": {"file_path": str(path), "content": content}}
+
+
+def test_file_tools_on_the_feature_list(features_file: Path) -> None:
     text = features_file.read_text()
     root = features_file.parent
     flip = edit(features_file, '"passes": false', '"passes": true')
-    assert "'passes'" in guard.decide(flip, root, "features.json")  # type: ignore[operator]
+    assert "'passes'" in (guard.decide(flip, root, "features.json") or "")
     reset = edit(features_file, '"attempts": 1', '"attempts": 0')
-    assert guard.decide(reset, root, "features.json") is not None
-    appended = dict(FEATURES, features=FEATURES["features"] + [
+    assert "'attempts'" in (guard.decide(reset, root, "features.json") or "")
+    blocked = edit(features_file, '"attempts": 1', '"attempts": 1, "blocked": {"reason": "x"}')
+    assert "'blocked'" in (guard.decide(blocked, root, "features.json") or "")
+    appended: dict[str, Any] = dict(FEATURES, features=FEATURES["features"] + [
         {"id": "F002", "category": "c", "description": "new", "steps": ["s"], "passes": False}])
-    write = {"tool_name": "Write", "tool_input": {"file_path": str(features_file),
-                                                  "content": json.dumps(appended, indent=2)}}
-    assert guard.decide(write, root, "features.json") is None  # appending stays allowed
+    assert guard.decide(write(features_file, json.dumps(appended, indent=2)), root,
+                        "features.json") is None  # appending stays allowed
     appended["features"][-1]["passes"] = True
-    assert guard.decide(write | {"tool_input": {"file_path": str(features_file),
-                                                "content": json.dumps(appended)}}, root, "features.json")
-    removed = {"tool_name": "Write", "tool_input": {"file_path": str(features_file),
-                                                    "content": json.dumps({"features": FEATURES["features"][:1]})}}
-    assert "removes F001" in guard.decide(removed, root, "features.json")  # type: ignore[operator]
+    assert "already passing" in (guard.decide(write(features_file, json.dumps(appended)), root,
+                                              "features.json") or "")
+    removed = write(features_file, json.dumps({"features": FEATURES["features"][:1]}))
+    assert "removes F001" in (guard.decide(removed, root, "features.json") or "")
+    relative = edit(Path("features.json"), '"passes": false', '"passes": true')
+    assert guard.decide(relative, root, "features.json") is not None
     other = edit(root / "README.md", "a", "b")
     assert guard.decide(other, root, "features.json") is None
     multi = {"tool_name": "MultiEdit", "tool_input": {"file_path": str(features_file), "edits": [
-        {"old_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n      "passes": false',
-         "new_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n      "passes": true'}]}}
+        {"old_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
+                       '      "passes": false',
+         "new_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
+                       '      "passes": true'}]}}
     assert text.count('"passes": false') == 1
     assert guard.decide(multi, root, "features.json") is not None
 
 
-def test_hook_contract_exit_codes(scaffold: Path) -> None:
-    deny = shiftkit(scaffold, "guard", input=json.dumps(
-        {"tool_name": "Bash", "tool_input": {"command": "git commit --no-verify -m x"}, "cwd": str(scaffold)}))
+@pytest.mark.parametrize(("relative", "mentions"), [
+    (".git/hooks/pre-commit", ".git/hooks"),
+    (".git/config", ".git/config"),
+    (".git/shiftkit/claim.json", ".git/shiftkit"),
+    (".shiftkit.toml", ".shiftkit.toml"),
+    (".shiftkit/allowed_signers", "allowed_signers"),
+])
+def test_file_tools_on_protected_files(tmp_path: Path, relative: str, mentions: str) -> None:
+    for payload in (write(tmp_path / relative, "x"), edit(tmp_path / relative, "a", "b"),
+                    {"tool_name": "NotebookEdit",
+                     "tool_input": {"notebook_path": str(tmp_path / relative)}}):
+        reason = guard.decide(payload, tmp_path, "features.json")
+        assert reason is not None and mentions in reason, (payload, reason)
+        assert guard.decide(payload, None, "features.json") is not None
+
+
+def test_file_tools_elsewhere_are_allowed(tmp_path: Path) -> None:
+    for relative in ("src/app.py", ".git/info/exclude", "docs/shiftkit.md", ".shiftkit/x.json"):
+        assert guard.decide(write(tmp_path / relative, "x"), tmp_path, "features.json") is None
+
+
+# -- the hook through the real CLI -----------------------------------------------------------------
+
+
+def pre_tool_use(tool_input: Any, tool_name: str = "Bash", cwd: Path | None = None) -> str:
+    payload = {"session_id": "test-session", "transcript_path": "/tmp/t.jsonl",
+               "hook_event_name": "PreToolUse", "tool_name": tool_name,
+               "tool_input": tool_input}
+    if cwd is not None:
+        payload["cwd"] = str(cwd)
+    return json.dumps(payload)
+
+
+@pytest.mark.parametrize(("command", "mentions"), [
+    ("git commit --no-verify -m x", "no-verify"),
+    ("sed -i 's/false/true/' features.json", "features.json"),
+    ("shiftkit unblock F001 --note x", "a person"),
+    ("git -c core.hooksPath=/dev/null commit -m x", "hooksPath"),
+])
+def test_hook_denies_through_the_cli(tmp_path: Path, command: str, mentions: str) -> None:
+    result = shiftkit(tmp_path, "guard", input=pre_tool_use({"command": command}, cwd=tmp_path))
+    assert result.returncode == 2, result.output
+    assert result.stdout == "" and mentions in result.stderr
+    assert result.stderr.startswith("shiftkit guard: ") and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("command", [
+    "git status", "shiftkit finish -m x", "cat features.json", "echo \"git commit -n\"",
+])
+def test_hook_allows_through_the_cli(tmp_path: Path, command: str) -> None:
+    result = shiftkit(tmp_path, "guard", input=pre_tool_use({"command": command}, cwd=tmp_path))
+    assert (result.returncode, result.output) == (0, ""), result.output
+
+
+def test_hook_contract_in_a_scaffold(scaffold: Path) -> None:
+    deny = shiftkit(scaffold, "guard", input=pre_tool_use(
+        {"command": "git commit --no-verify -m x"}, cwd=scaffold))
     assert deny.returncode == 2 and "--no-verify" in deny.stderr and "shiftkit finish" in deny.stderr
-    allow = shiftkit(scaffold, "guard", input=json.dumps(
-        {"tool_name": "Bash", "tool_input": {"command": "git status"}, "cwd": str(scaffold)}))
-    assert allow.returncode == 0 and allow.output == ""
-    flip = shiftkit(scaffold, "guard", input=json.dumps(edit(scaffold / "features.json",
-                                                             '"passes": false', '"passes": true')))
+    flip = shiftkit(scaffold, "guard", input=json.dumps(
+        edit(scaffold / "features.json", '"passes": false', '"passes": true')
+        | {"cwd": str(scaffold)}))
     assert flip.returncode == 2 and "status fields" in flip.stderr
-    garbage = shiftkit(scaffold, "guard", input="not json")
-    assert garbage.returncode == 1 and "not JSON" in garbage.stderr and "Traceback" not in garbage.output
+    hooks = shiftkit(scaffold, "guard", input=pre_tool_use(
+        {"file_path": str(scaffold / ".shiftkit.toml"), "content": ""}, "Write", scaffold))
+    assert hooks.returncode == 2 and ".shiftkit.toml" in hooks.stderr
     settings = json.loads((scaffold / ".claude" / "settings.json").read_text())
     assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
+
+
+BAD_PAYLOADS: list[tuple[bytes, int]] = [
+    (b"not json", 0),
+    (b"[1, 2, 3]", 0),
+    (b"\"just a string\"", 0),
+    (b"{\"tool_name\": \"Bash\", \"tool_input\": {\"command\": ", 2),  # cut off, but a Bash call
+    (b"\xff\xfe\x00garbage", 0),
+    (b"[" * 100_000, 0),
+    (pre_tool_use([1, 2]).encode(), 2),
+    (pre_tool_use("git status").encode(), 2),
+    (pre_tool_use({"command": 42}).encode(), 2),
+    (pre_tool_use({"command": None}).encode(), 2),
+    (pre_tool_use({}).encode(), 2),
+    (pre_tool_use({"file_path": 7, "content": "x"}, "Write").encode(), 2),
+    (pre_tool_use({"file_path": "a\u0000b", "content": "x"}, "Edit").encode(), 2),
+    (pre_tool_use({"file_path": "x.py", "edits": "nope"}, "MultiEdit").encode(), 0),
+    (json.dumps({"tool_name": ["Bash"], "tool_input": {"command": "x"}}).encode(), 0),
+    (json.dumps({"tool_name": "Read", "tool_input": [1]}).encode(), 0),
+    (json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
+                 "cwd": 12}).encode(), 0),
+    (json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
+                 "cwd": "/no/such/dir"}).encode(), 0),
+    ('{"tool_name": "Bash", "tool_input": {"command": "echo \u00e9"}}'.encode("latin-1"), 0),
+    (b"{\"tool_name\": \"Bash\", \"tool_input\": {\"command\": \"git commit -n \xff\"}}", 2),
+]
+
+
+@pytest.mark.parametrize(("raw", "code"), BAD_PAYLOADS)
+def test_bad_payloads_never_traceback(tmp_path: Path, raw: bytes, code: int) -> None:
+    proc = subprocess.run([sys.executable, "-m", "shiftkit", "guard"], cwd=tmp_path, input=raw,
+                          capture_output=True, timeout=60, check=False)
+    stderr = proc.stderr.decode("utf-8", "replace")
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr and proc.stdout == b""
+    assert stderr.count("\n") <= 1
+    if stderr:
+        assert stderr.startswith(("shiftkit: guard: ", "shiftkit guard: ")), stderr
+
+
+def test_run_hook_is_pure() -> None:
+    def nowhere(cwd: str | None) -> tuple[Path | None, str]:
+        return None, "features.json"
+
+    assert guard.run_hook(b"", nowhere) == (0, "")
+    code, line = guard.run_hook(pre_tool_use({"command": "git rebase main"}).encode(), nowhere)
+    assert code == 2 and "rebase" in line
+    code, line = guard.run_hook(b"not json", nowhere)
+    assert code == 0 and line.startswith("shiftkit: guard:") and "allowing" in line
+
+
+def test_guard_imports_nothing_heavy() -> None:
+    code = ("import sys, shiftkit.guard; print(sorted(m for m in "
+            "('click', 'copier', 'git', 'dataclasses', 'subprocess') if m in sys.modules))")
+    result = run([sys.executable, "-c", code], Path.cwd())
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.output
