@@ -32,3 +32,154 @@ def test_check_list_reports_rule_one() -> None:
     assert str(violation).startswith("rule 1: features.json: $.features: 3 is not of type 'array'")
     _, [missing] = rules.check_list(None, "features.json")
     assert "missing" in missing.message
+
+
+# -- rule 8 on in-memory logs: only the oldest entries move, verbatim ---------------------------
+
+from shiftkit import progress  # noqa: E402
+
+PREAMBLE = "# Progress — demo\nGoal: a demo.\n\n"
+
+
+def _log(*entries: tuple[str, str]) -> str:
+    text = PREAMBLE
+    for index, (feature, outcome) in enumerate(entries):
+        text = progress.append(text, progress.format_entry(
+            f"2026-11-{index + 1:02d} 10:00 UTC", feature, outcome, "abc1234", f"entry {index}"))
+    return text
+
+
+SIX = [("F001", "passed"), ("F002", "attempt 1 failed, blocked"), ("F003", "passed"),
+       ("F004", "passed"), ("F005", "passed"), ("F006", "passed")]
+
+
+def _rule8(old_log: str, new_log: str, old_archive: str = "", new_archive: str = "",
+           kept: frozenset[str] = frozenset()) -> list[rules.Violation]:
+    parent = rules.Side(None, old_log, old_archive or None)
+    return rules.rule8_log([parent], rules.Proposed(None, new_log, new_archive or None),
+                           "claude-progress.txt", "progress-archive.txt", kept)
+
+
+def test_rule8_accepts_an_honest_prune_and_a_plain_append() -> None:
+    old = _log(*SIX)
+    pruned = progress.prune(progress.parse(old), "", 3, [], "progress-archive.txt")
+    assert _rule8(old, pruned.log_text, "", pruned.archive_text) == []
+    assert _rule8(old, _log(*SIX, ("F007", "passed"))) == []
+
+
+def test_rule8_accepts_a_prune_that_keeps_the_blocked_features_entry() -> None:
+    old = _log(*SIX)
+    pruned = progress.prune(progress.parse(old), "", 3, ["F002"], "progress-archive.txt")
+    assert "F002" in pruned.log_text
+    assert _rule8(old, pruned.log_text, "", pruned.archive_text, frozenset({"F002"})) == []
+
+
+def test_rule8_refuses_a_prune_that_moves_an_entry_that_is_not_among_the_oldest() -> None:
+    old = _log(*SIX)
+    entries = progress.parse(old).entries
+    middle = entries[3]  # F004: newer than F001..F003, which stay
+    new_log = old.replace(middle.text, "")
+    archive = progress.append(progress.ARCHIVE_HEAD + "\n", middle.text)
+    [violation] = _rule8(old, new_log, "", archive)
+    assert violation.rule == rules.Rule.LOG_APPEND_ONLY and "oldest" in violation.message
+
+
+def test_rule8_refuses_an_edit_of_the_last_entry_presented_as_a_prune() -> None:
+    old = _log(*SIX)
+    last = progress.parse(old).entries[-1]
+    edited = last.text.replace("entry 5", "entry 5, and it all worked")
+    archive = progress.append(progress.ARCHIVE_HEAD + "\n", last.text)
+    [violation] = _rule8(old, old.replace(last.text, edited), "", archive)
+    assert violation.rule == 8
+
+
+def test_rule8_refuses_a_prune_whose_entries_do_not_reach_the_archive() -> None:
+    old = _log(*SIX)
+    pruned = progress.prune(progress.parse(old), "", 3, [], "progress-archive.txt")
+    [violation] = _rule8(old, pruned.log_text, "", progress.ARCHIVE_HEAD + "\n")
+    assert violation.rule == 8
+
+
+def test_rule8_compares_entries_without_the_blank_lines_between_them() -> None:
+    old = _log(*SIX).rstrip("\n") + "\n"  # end-of-file-fixer took the trailing blank line
+    pruned = progress.prune(progress.parse(old), "", 3, [], "progress-archive.txt")
+    assert _rule8(old, pruned.log_text, "", pruned.archive_text) == []
+
+
+# -- rules 4 (definition), 10 and 11 on in-memory lists -----------------------------------------
+
+from shiftkit import features  # noqa: E402
+
+
+def _list(*changes: dict[str, object]) -> features.FeatureList:
+    items = [features.Feature("F001", "c", "one", ("s",), "pytest -q"),
+             features.Feature("F002", "c", "two", ("s",), None)]
+    for change in changes:
+        index = int(str(change["index"]))
+        fields = {k: v for k, v in change.items() if k != "index"}
+        items[index] = items[index]._replace(**fields)  # type: ignore[arg-type]
+    return features.FeatureList(items)
+
+
+def _evaluate(new: features.FeatureList, judge: rules.Judge = rules.Judge(),
+              signature: object = None, message: str = "F001: one") -> rules.Report:
+    parent = rules.Side(_list(), "", None)
+    log = progress.format_entry("2026-11-30 10:00 UTC", "F001", "passed", "abc1234", "done")
+    return rules.evaluate([parent], rules.Proposed(features.dumps(new), log, None),
+                          rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
+                          message=message, claimed="F001", judge=judge,
+                          verification=lambda feature: None, signature=signature)
+
+
+def test_rule4_refuses_a_flip_whose_definition_changed_in_the_same_commit() -> None:
+    report = _evaluate(_list({"index": 0, "verify": "true", "passes": True}),
+                       message="F001: one\n\nShiftkit-Override: flaky")
+    assert [int(v.rule) for v in report.violations] == [4]
+    assert [int(v.rule) for v in report.overridden] == [2]
+
+
+def test_rule4_verifies_with_the_parents_definition() -> None:
+    seen: list[str | None] = []
+    parent = rules.Side(_list(), "", None)
+    log = progress.format_entry("2026-11-30 10:00 UTC", "F001", "passed", "abc1234", "done")
+    rules.evaluate([parent], rules.Proposed(features.dumps(_list({"index": 0, "passes": True})), log,
+                                            None),
+                   rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
+                   message="F001: one", claimed="F001",
+                   verification=lambda feature: seen.append(feature.verify))
+    assert seen == ["pytest -q"]
+
+
+def test_rule10_a_settings_change_flips_nothing() -> None:
+    report = _evaluate(_list({"index": 0, "passes": True}), rules.Judge(("verify",)))
+    assert [int(v.rule) for v in report.violations] == [10]
+    assert report.person_actions == ["enforcement settings changed: verify"]
+
+
+def test_rule10_a_moved_list_holds_the_old_list() -> None:
+    moved = _evaluate(_list({"index": 1, "description": "changed"}), rules.Judge(("features",)),
+                      message="Move the list")
+    assert {int(v.rule) for v in moved.violations} == {2, 10}
+    same = _evaluate(_list(), rules.Judge(("features",)), message="Move the list")
+    assert same.violations == []
+
+
+def test_rule11_needs_a_good_signature_under_the_signed_policy() -> None:
+    unblocked = _list({"index": 1, "attempts": 0})
+    blocked_parent = _list({"index": 1, "attempts": 3,
+                            "blocked": features.Blocked("3 failed", "2026-11-30T10:00:00Z", 3)})
+    log = progress.format_entry("2026-11-30 10:00 UTC", "F002", "unblocked", "abc1234", "ok")
+
+    def run(policy: str, signature: object) -> rules.Report:
+        return rules.evaluate([rules.Side(blocked_parent, "", None)],
+                              rules.Proposed(features.dumps(unblocked), log, None),
+                              rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
+                              message="F002: unblocked by a person",
+                              judge=rules.Judge(policy=policy), signature=signature)
+
+    assert run("trailer", lambda: "not signed").violations == []
+    assert run("trailer", None).person_actions == ["unblock of F002"]
+    assert run("signed", None).violations == []  # no commit object yet: checked later
+    assert run("signed", lambda: None).violations == []
+    [violation] = run("signed", lambda: "the commit is not signed").violations
+    assert violation.rule == rules.Rule.PERSON and "unblock of F002" in violation.message
