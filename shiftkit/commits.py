@@ -35,8 +35,12 @@ class Commit:
 
 def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
     """The commits ``git rev-list`` selects with ``revisions``, oldest first."""
-    raw = gitio.out(["log", "--reverse", "--topo-order", "--format=%H%x00%P%x00%T%x00%B%x00%x01",
-                     *revisions, "--"], root)  # fmt: skip
+    args = ["log", "--reverse", "--topo-order", "--format=%H%x00%P%x00%T%x00%B%x00%x01",
+            *revisions, "--"]
+    code, out, err = gitio.plumb(args, root)  # (no subprocess import: the hook's path)
+    if code != 0:
+        raise gitio.GitFailed(args, code, err.decode("utf-8", "replace"))
+    raw = out.decode("utf-8", "surrogateescape")
     result = []
     for record in raw.split("\x01"):
         record = record.lstrip("\n")

@@ -47,18 +47,15 @@ def main(state: str, stdin: bytes) -> int:
     root = _work_tree()
     if root is None:
         return OK  # a bare repository: nothing is committed here
-    from shiftkit import commits, gitio
+    from shiftkit import commits
 
     # New to the repository: reachable from the new tips and from no branch, tag or
     # remote-tracking ref yet (HEAD is left out: a rebase moves it before the branch).
     revisions = [new for _, new, _ in updates] + ["--not", "--branches", "--tags", "--remotes"]
     fresh = commits.read_commits(root, revisions)
-    if not fresh:
-        return OK
-    _, common = gitio.git_dirs(root)
     problems = []
     for commit in fresh:
-        for violation in judge_new_commit(root, common, commit):
+        for violation in judge_new_commit(root, commit):
             problems.append(f"{commit.oid[:7]} {commit.subject[:50]!r}: {violation}")
     if not problems:
         return OK
@@ -72,24 +69,31 @@ def main(state: str, stdin: bytes) -> int:
     return REFUSED
 
 
-def _work_tree() -> Path | None:
-    from pathlib import Path
-
+def _work_tree() -> str | None:
+    """The work tree's top (git runs hooks there), without pathlib or subprocess: this is
+    the path of every commit."""
+    if os.path.exists(".git"):
+        return os.getcwd()
     from shiftkit import gitio
 
-    if os.path.exists(".git"):
-        return Path(os.getcwd())
-    proc = gitio.run(["rev-parse", "--show-toplevel"], os.getcwd(), check=False)
-    return Path(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else None
+    code, out, _ = gitio.plumb(["rev-parse", "--show-toplevel"], os.getcwd())
+    top = out.decode("utf-8", "surrogateescape").strip()
+    return top if code == 0 and top else None
 
 
-def judge_new_commit(root: Path, common: Path, commit: commits_mod.Commit) -> list[object]:
+def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]:
     """The violations of one new commit; the common commit (nothing the rules protect
-    changed) costs one `git diff-tree` and one read of its parent's config."""
-    from shiftkit import commits, messages, verify
+    changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
+    if len(commit.parents) == 1 and not _touches_protected(root_text, commit):
+        from shiftkit import messages
 
-    if len(commit.parents) == 1 and not _touches_protected(root, commit):
         return list(messages.check_message(commit.message))
+    from pathlib import Path
+
+    from shiftkit import commits, gitio, verify
+
+    root = Path(root_text)
+    _, common = gitio.git_dirs(root)
 
     def evidence(feature: object, command: str, verify_in: str) -> str | None:
         if verify.is_cached(common, commit.tree, verify.cache_command(command, verify_in)):
@@ -116,7 +120,7 @@ def current_claim(root: Path, feature_id: str) -> str:
     return gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
 
 
-def _touches_protected(root: Path, commit: commits_mod.Commit) -> bool:
+def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
     from shiftkit import gitio, hooks
 
     code, out, _ = gitio.plumb(["diff-tree", "-r", "--no-renames", "--name-only", "-z",

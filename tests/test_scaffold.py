@@ -218,3 +218,25 @@ def test_ci_none_leaves_out_the_workflow(tmp_path: Path) -> None:
     assert result.returncode == 0, result.output
     assert not (target / ".github").exists()
     assert git_ok(target, "status", "--porcelain") == ""
+
+
+def test_the_signed_people_policy_is_a_copier_question(tmp_path: Path) -> None:
+    import subprocess
+
+    key = tmp_path / "person"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    signer = f"me@shiftkit.invalid {Path(f'{key}.pub').read_text().strip()}"
+    target = tmp_path / "signed"
+    result = shiftkit(tmp_path, "new", str(target), "--defaults", "--data", "people_policy=signed",
+                      "--data", f"people_signer={signer}")
+    assert result.returncode == 0, result.output
+    assert signer in (target / ".shiftkit" / "allowed_signers").read_text()
+    assert 'policy = "signed"' in (target / ".shiftkit.toml").read_text()
+    for hook in ("pre-commit", "commit-msg", "reference-transaction", "pre-push"):
+        assert (target / ".git" / "hooks" / hook).exists(), hook
+    refused = shiftkit(tmp_path, "new", str(tmp_path / "bad"), "--defaults", "--data",
+                       "people_policy=signed", "--data", "people_signer=nobody")
+    assert refused.returncode != 0 and "allowed_signers line" in refused.output
+    trailer = tmp_path / "trailer"
+    assert shiftkit(tmp_path, "new", str(trailer), "--defaults").returncode == 0
+    assert not (trailer / ".shiftkit" / "allowed_signers").exists()
