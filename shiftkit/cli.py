@@ -10,11 +10,19 @@ from typing import Any
 import click
 
 from shiftkit import __version__, features, project, views
-from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError
+from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
 
 
 def _emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _stdin_text() -> str:
+    """A hook's input: nothing from a terminal, and bytes that are not UTF-8 read as U+FFFD
+    rather than failing (the harness sends UTF-8; anything else is judged as text)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 def _claims(proj: project.Project) -> dict[str, Any]:
@@ -318,7 +326,7 @@ def stop_check() -> int:
     """Claude Code Stop hook: exit 2 while a claim is open and the tree is dirty."""
     from shiftkit import shift
 
-    hook_input = "" if sys.stdin.isatty() else sys.stdin.read()
+    hook_input = _stdin_text()
     return shift.stop_check(_context(), hook_input, lambda text: click.echo(text, err=True))
 
 
@@ -345,7 +353,7 @@ def guard() -> int:
     """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
     from shiftkit import guard as guard_mod
 
-    raw = "" if sys.stdin.isatty() else sys.stdin.read()
+    raw = _stdin_text()
     try:
         payload = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:
@@ -357,10 +365,11 @@ def guard() -> int:
         return REFUSED
     root: Path | None = None
     features_name = "features.json"
+    cwd = payload.get("cwd")
     try:
-        proj = project.find(payload.get("cwd") or None)
+        proj = project.find(cwd if isinstance(cwd, str) and cwd else None)
         root, features_name = proj.root, proj.config.features
-    except ShiftkitError:
+    except (ShiftkitError, OSError, ValueError):  # no project there: judge without one
         pass
     reason = guard_mod.decide(payload, root, features_name)
     if reason is None:
@@ -428,13 +437,13 @@ def main(argv: list[str]) -> int:
         return OK
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        print(f"shiftkit: {exc.format_message()}{where}", file=sys.stderr)
+        print(f"shiftkit: {one_line(exc.format_message())}{where}", file=sys.stderr)
         return USAGE
     except click.exceptions.Abort:
         print("shiftkit: aborted", file=sys.stderr)
         return REFUSED
     except click.ClickException as exc:
-        print(f"shiftkit: {exc.format_message()}", file=sys.stderr)
+        print(f"shiftkit: {one_line(exc.format_message())}", file=sys.stderr)
         return exc.exit_code
     except ShiftkitError:
         raise
