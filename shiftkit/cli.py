@@ -10,11 +10,19 @@ from typing import Any
 import click
 
 from shiftkit import __version__, features, project, views
-from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError
+from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
 
 
 def _emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def _stdin_text() -> str:
+    """A hook's input: nothing from a terminal, and bytes that are not UTF-8 read as U+FFFD
+    rather than failing (the harness sends UTF-8; anything else is judged as text)."""
+    if sys.stdin is None or sys.stdin.isatty():
+        return ""
+    return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
 def _claims(proj: project.Project) -> dict[str, Any]:
@@ -329,8 +337,7 @@ def stop_check() -> int:
     """Claude Code Stop hook: exit 2 while a claim is open and the tree is dirty."""
     from shiftkit import shift
 
-    raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
-    hook_input = raw.decode("utf-8", "replace")
+    hook_input = _stdin_text()
     try:
         return shift.stop_check(_context(), hook_input, lambda text: click.echo(text, err=True))
     except ShiftkitError as exc:
@@ -352,7 +359,7 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int
 
     ctx = _context()
     selected = audit_mod.commits_in(ctx.root, since)
-    say = lambda text: click.echo(text, err=True)  # noqa: E731
+    say = lambda text: click.echo(text, err=True)
     findings = audit_mod.audit_commits(ctx, selected, reverify, say)
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
@@ -443,13 +450,13 @@ def main(argv: list[str]) -> int:
         return OK
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
-        print(f"shiftkit: {exc.format_message()}{where}", file=sys.stderr)
+        print(f"shiftkit: {one_line(exc.format_message())}{where}", file=sys.stderr)
         return USAGE
     except click.exceptions.Abort:
         print("shiftkit: aborted", file=sys.stderr)
         return REFUSED
     except click.ClickException as exc:
-        print(f"shiftkit: {exc.format_message()}", file=sys.stderr)
+        print(f"shiftkit: {one_line(exc.format_message())}", file=sys.stderr)
         return exc.exit_code
     except ShiftkitError:
         raise

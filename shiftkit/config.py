@@ -63,10 +63,15 @@ def parse(text: str, source: str = CONFIG_FILE) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{source}: malformed TOML: {exc}") from None
+    except RecursionError:
+        raise BadInput(f"{source}: malformed TOML: nested too deeply to read") from None
+    except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
+        raise BadInput(f"{source}: malformed TOML: a number too long to read") from None
     unknown_top = [key for key in data if key != "shiftkit"]
     if unknown_top:
         raise BadInput(
-            f"{source}: unknown table [{unknown_top[0]}]; all settings live under [shiftkit]"
+            f"{source}: unknown table [{_shown(unknown_top[0])}]; "
+            f"all settings live under [shiftkit]"
         )
     table = data.get("shiftkit", {})
     if not isinstance(table, dict):
@@ -90,14 +95,14 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
 
             hint = difflib.get_close_matches(key, sorted(allowed), n=1)
             suggestion = f" (did you mean '{prefix}.{hint[0]}'?)" if hint else ""
-            raise BadInput(f"{source}: unknown key '{prefix}.{key}'{suggestion}")
+            raise BadInput(f"{source}: unknown key '{prefix}.{_shown(key)}'{suggestion}")
         if key in _SECTIONS and cls is Config:
             continue
         expected = type(defaults[key])
         if type(value) is not expected:
             raise BadInput(
                 f"{source}: key '{prefix}.{key}' must be {_type_name(expected)}, "
-                f"got {_type_name(type(value))} {value!r}"
+                f"got {_type_name(type(value))} {_shown(repr(value))}"
             )
         if key in _POSITIVE and value < 1:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be at least 1, got {value}")
@@ -108,6 +113,13 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         values[key] = value
     return values
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A key or value for a one-line message: control characters escaped, long text cut."""
+    if not text.isprintable():
+        text = text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _type_name(kind: type) -> str:

@@ -30,6 +30,17 @@ class BadInput(ShiftkitError):
         super().__init__(message, USAGE)
 
 
+_LINE_BREAKS = {
+    ord(char): char.encode("unicode_escape").decode("ascii")
+    for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # what str.splitlines() breaks on
+}
+
+
+def one_line(text: str) -> str:
+    """A message as one line, whatever line breaks the user's input brought into it."""
+    return text.translate(_LINE_BREAKS)
+
+
 def report(exc: ShiftkitError) -> int:
-    print(f"shiftkit: {exc.message}", file=sys.stderr)
+    print(f"shiftkit: {one_line(exc.message)}", file=sys.stderr)
     return exc.exit_code

@@ -129,6 +129,10 @@ def parse_json(text: str, source: str) -> Any:
         raise BadInput(
             f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise BadInput(f"{source}: invalid JSON: nested too deeply to read") from None
+    except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
+        raise BadInput(f"{source}: invalid JSON: a number too long to read") from None
 
 
 _validator: Any = None
@@ -141,14 +145,22 @@ def schema_errors(document: Any) -> str | None:
     once per process.
     """
     global _validator
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import best_match
 
     if _validator is None:
+        from jsonschema import Draft202012Validator, validators
+
         from shiftkit.resources import schema_path
 
+        # JSON Schema counts 2.0 as an integer; a count in the list must be written 2.
+        integers = Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", lambda _, value: type(value) is int
+        )
+        validator_class = validators.extend(  # type: ignore[no-untyped-call]
+            Draft202012Validator, type_checker=integers
+        )
         schema = json.loads(schema_path().read_text(encoding="utf-8"))
-        _validator = Draft202012Validator(schema)
+        _validator = validator_class(schema)
     error = best_match(_validator.iter_errors(document))
     if error is None:
         return None
@@ -168,6 +180,11 @@ def check_document(document: Any, source: str, trusted: Mapping[str, Any] | None
         raise BadInput(f"{source}: {problem}")
     seen: dict[str, int] = {}
     for index, item in enumerate(document["features"]):
+        if "\n" in item["id"]:  # the schema's `$` lets one trailing line break through
+            raise BadInput(
+                f"{source}: $.features[{index}].id: {item['id']!r} ends with a line break; "
+                f"remove it"
+            )
         if item["id"] in seen:
             raise BadInput(
                 f"{source}: $.features[{index}].id: duplicate id {item['id']!r} "

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 import sys
 
-from shiftkit.errors import INTERNAL, ShiftkitError, report
+from shiftkit.errors import INTERNAL, BadInput, ShiftkitError, one_line, report
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
+        _require_utf8(args)
         if args[:1] == ["hook"]:
             from shiftkit import hooks
 
@@ -27,11 +28,23 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("SHIFTKIT_DEBUG"):
             raise
         print(
-            f"shiftkit: internal error: {type(exc).__name__}: {exc} "
+            f"shiftkit: internal error: {type(exc).__name__}: {one_line(str(exc))} "
             f"(a bug; rerun with SHIFTKIT_DEBUG=1 for the traceback and report it)",
             file=sys.stderr,
         )
         return INTERNAL
+
+
+def _require_utf8(args: list[str]) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates, which no file, git
+    object or terminal can take: refuse them before any command runs."""
+    for position, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            raise BadInput(
+                f"argument {position} ({arg!r}) is not UTF-8 text; pass it as UTF-8"
+            ) from None
 
 
 if __name__ == "__main__":

@@ -69,21 +69,30 @@ class Violation:
         return f"rule {self.rule}{about}: {self.message}"
 
 
+SCISSORS = "# ------------------------ >8 ------------------------"
+_GIT_SPACE = " \t\n\r"  # what git's isspace() strips: no other control or Unicode space
+
+
 def message_body(raw: str) -> str:
-    """The message as git will store it: no comment lines, nothing below the scissors."""
-    kept = []
-    for line in raw.splitlines():
-        if line.startswith("# ------------------------ >8 ------------------------"):
+    """The message as git will store it with its default cleanup (``strip``): nothing from
+    the scissors line on, no ``#`` comment lines, no trailing whitespace, no leading or
+    trailing blank lines, runs of blank lines squeezed to one."""
+    kept: list[str] = []
+    for line in raw.split("\n"):
+        if line.startswith(SCISSORS):
             break
         if line.startswith("#"):
             continue
-        kept.append(line)
-    return "\n".join(kept).strip()
+        line = line.rstrip(_GIT_SPACE)
+        if line or (kept and kept[-1]):
+            kept.append(line)
+    return "\n".join(kept).strip("\n")
 
 
 def subject(message: str) -> str:
-    body = message_body(message)
-    return body.splitlines()[0].strip() if body else ""
+    """The subject as git forms it: the first paragraph, its lines joined with spaces."""
+    first_paragraph = message_body(message).split("\n\n", 1)[0]
+    return " ".join(first_paragraph.split("\n")).strip()
 
 
 def check_message(raw: str) -> list[Violation]:

@@ -71,7 +71,9 @@ def parse(text: str) -> Log:
 
 
 def format_entry(time: str, feature: str, outcome: str, base: str, body: str) -> str:
-    outcome = " ".join(outcome.replace("|", "/").split())
+    # An empty outcome would leave a header that no longer parses, merging the entry into
+    # the one before it.
+    outcome = " ".join(outcome.replace("|", "/").split()) or "-"
     text = body.strip("\n")
     lines = [line for line in text.splitlines()]
     # A body line that looks like a header would split the entry when read back.
@@ -122,13 +124,27 @@ def prune(log: Log, archive_text: str, keep: int, blocked_ids: Iterable[str],
         archive_text = ARCHIVE_HEAD + "\n"
     new_archive = archive_text
     moved_text = "".join(entry.text for entry in moved)
-    # A prune interrupted after writing the archive already put these entries there.
-    if not (moved and archive_text.endswith(moved_text)):
-        for entry in moved:
-            new_archive = append(new_archive, entry.text)
+    # A prune interrupted after writing the archive already put these entries there: the
+    # archive ends with them and holds exactly that many more than the log's index line
+    # counts. (Ending with them alone is not enough: an entry can repeat word for word.)
+    interrupted = (
+        moved
+        and archive_text.endswith(moved_text)
+        and len(parse(archive_text).entries) == _indexed_count(log) + len(moved)
+    )
+    if moved and not interrupted:
+        # One block, verbatim: padding between entries that were not separated by a blank
+        # line would change them (rule 8 wants them at the end of the archive as they were).
+        new_archive = append(new_archive, moved_text)
     archived = parse(new_archive).entries
     head = log.preamble + "\n" + index_line(archived, archive_name) + "\n\n"
     return Pruned(head + "".join(e.text for e in kept), new_archive, moved)
+
+
+def _indexed_count(log: Log) -> int:
+    """How many entries the log's index line says the archive holds (0 without one)."""
+    match = re.match(rf"{re.escape(INDEX_PREFIX)}(\d+) ", log.index_line or "")
+    return int(match[1]) if match else 0
 
 
 def index_line(archived: Sequence[Entry], archive_name: str) -> str:
