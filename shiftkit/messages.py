@@ -11,14 +11,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator, Sequence
 
-MAX_SUBJECT = 72
-GENERIC_SUBJECTS = frozenset(
-    {
-        "wip", "fix", "fixes", "fixed", "update", "updates", "updated", "change", "changes",
-        "changed", "edit", "edits", "stuff", "misc", "tmp", "temp", "test", "tests", "commit",
-        "save", "progress", "work", "more", "minor", "cleanup", "done", "refactor", "todo",
-    }
-)  # fmt: skip
+from shiftkit.subjects import GENERIC_SUBJECTS as GENERIC_SUBJECTS
+from shiftkit.subjects import MAX_SUBJECT as MAX_SUBJECT
+from shiftkit.subjects import SCISSORS as SCISSORS
+from shiftkit.subjects import message_body as message_body
+from shiftkit.subjects import subject as subject
+from shiftkit.subjects import subject_problem
 
 
 class Rule(enum.IntEnum):
@@ -69,49 +67,10 @@ class Violation:
         return f"rule {self.rule}{about}: {self.message}"
 
 
-SCISSORS = "# ------------------------ >8 ------------------------"
-_GIT_SPACE = " \t\n\r"  # what git's isspace() strips: no other control or Unicode space
-
-
-def message_body(raw: str) -> str:
-    """The message as git will store it with its default cleanup (``strip``): nothing from
-    the scissors line on, no ``#`` comment lines, no trailing whitespace, no leading or
-    trailing blank lines, runs of blank lines squeezed to one."""
-    kept: list[str] = []
-    for line in raw.split("\n"):
-        if line.startswith(SCISSORS):
-            break
-        if line.startswith("#"):
-            continue
-        line = line.rstrip(_GIT_SPACE)
-        if line or (kept and kept[-1]):
-            kept.append(line)
-    return "\n".join(kept).strip("\n")
-
-
-def subject(message: str) -> str:
-    """The subject as git forms it: the first paragraph, its lines joined with spaces."""
-    first_paragraph = message_body(message).split("\n\n", 1)[0]
-    return " ".join(first_paragraph.split("\n")).strip()
-
-
 def check_message(raw: str) -> list[Violation]:
     """Rule 9: a non-empty subject of at most 72 characters that says something."""
-    first = subject(raw)
-    if not first:
-        return [Violation(9, "the commit message is empty; say what changed")]
-    if len(first) > MAX_SUBJECT:
-        return [
-            Violation(9, f"the subject is {len(first)} characters; keep it to {MAX_SUBJECT} "
-                         f"and put the detail in the body")
-        ]  # fmt: skip
-    words = re.sub(r"[^\w\s]", " ", first.lower()).split()
-    if not words or (len(words) == 1 and words[0] in GENERIC_SUBJECTS):
-        return [
-            Violation(9, f"the subject {first!r} says nothing; write what changed and why, "
-                         f"e.g. 'F012: add the todo list endpoint'")
-        ]  # fmt: skip
-    return []
+    problem = subject_problem(raw)
+    return [] if problem is None else [Violation(Rule.MESSAGE, problem)]
 
 
 def trailers(message: str) -> dict[str, list[str]]:

@@ -85,9 +85,10 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
     """The violations of one new commit; the common commit (nothing the rules protect
     changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
     if len(commit.parents) == 1 and not _touches_protected(root_text, commit):
-        from shiftkit import messages
+        from shiftkit import subjects
 
-        return list(messages.check_message(commit.message))
+        problem = subjects.subject_problem(commit.message)
+        return [] if problem is None else [f"rule 9: {problem}"]
     from pathlib import Path
 
     from shiftkit import commits, gitio, verify
