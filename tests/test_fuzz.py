@@ -294,10 +294,12 @@ toml_values = st.recursive(
     max_leaves=6,
 )
 TOP_KEYS = [k for k in config.Config._fields if k not in ("log", "claims")]
-SECTION_KEYS = {"log": list(config.LogConfig._fields), "claims": list(config.ClaimsConfig._fields)}
+SECTION_KEYS = {name: list(cls._fields) for name, cls in config._SECTIONS.items()}
 
 
 def right_value(cls: Any, key: str) -> st.SearchStrategy[Any]:
+    if key in config._CHOICES:
+        return st.sampled_from(config._CHOICES[key])
     kind = type(cls._field_defaults[key])
     if kind is bool:
         return st.booleans()
@@ -319,7 +321,7 @@ def config_tables(draw: st.DrawFn) -> dict[str, Any]:
     top = table(config.Config, TOP_KEYS)
     for section, keys in SECTION_KEYS.items():
         if draw(st.booleans()):
-            cls = config.LogConfig if section == "log" else config.ClaimsConfig
+            cls = config._SECTIONS[section]
             top[section] = table(cls, keys) if draw(st.integers(0, 9)) else draw(toml_values)
     document: dict[str, Any] = {"shiftkit": top}
     if draw(st.integers(0, 19)) == 0:
@@ -350,13 +352,14 @@ def expected_problem(document: dict[str, Any]) -> bool:
             return True
         for key, value in table.items():
             if sections and key in SECTION_KEYS:
-                cls_sub = config.LogConfig if key == "log" else config.ClaimsConfig
-                if bad_table(cls_sub, value, False):
+                if bad_table(config._SECTIONS[key], value, False):
                     return True
                 continue
             if key not in cls._field_defaults:
                 return True
             if type(value) is not type(cls._field_defaults[key]):
+                return True
+            if key in config._CHOICES and value not in config._CHOICES[key]:
                 return True
             minimum = 0 if key == "regression_sample" else 1
             if type(value) is int and key in config._POSITIVE | {"regression_sample"} \
