@@ -11,6 +11,10 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+# Setting up a synthetic history (half the features passing at once) is only possible past
+# every hook, the reference-transaction hook included.
+NO_HOOKS = ["-c", "core.hooksPath=/dev/null/none"]
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",
     "GIT_AUTHOR_EMAIL": "bench@shiftkit.invalid",
@@ -82,3 +86,30 @@ def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
         for i in range(n)
     )
     return features.dumps(features.FeatureList(items))
+
+
+class Row:
+    """One figure of a benchmark: a ratio measured side by side, the medians behind it, and
+    the bar it must stay under (None: reported only)."""
+
+    def __init__(self, figure: str, ratio: float, detail: str, bar: float | None = None) -> None:
+        self.figure, self.ratio, self.detail, self.bar = figure, ratio, detail, bar
+
+    @property
+    def verdict(self) -> str:
+        if self.bar is None:
+            return "report"
+        return "pass" if self.ratio <= self.bar else "FAIL"
+
+
+def print_rows(title: str, rows: Sequence[Row]) -> None:
+    print(title)
+    width = max(len(row.figure) for row in rows)
+    print(f"{'figure':{width}} {'ratio':>8} {'bar':>6} {'verdict':>7}  medians")
+    for row in rows:
+        bar = f"{row.bar:.2f}" if row.bar is not None else "-"
+        print(f"{row.figure:{width}} {row.ratio:8.2f} {bar:>6} {row.verdict:>7}  {row.detail}")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"

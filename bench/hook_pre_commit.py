@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from _common import bench_env, make_features, scratch, sh, side_by_side
+from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh, side_by_side
 
 
 def main() -> None:
@@ -20,6 +20,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--features", type=int, default=5000)
     args = parser.parse_args()
+    print_rows(f"shiftkit hook pre-commit, {args.features} features, {args.rounds} interleaved rounds",
+               figures(args.rounds, args.features))
+
+
+def figures(rounds: int, n_features: int = 5000) -> list[Row]:
+    args = argparse.Namespace(rounds=rounds, features=n_features)
 
     home = scratch()
     env = bench_env(home)
@@ -29,7 +35,7 @@ def main() -> None:
     sh(["git", "add", "features.json"], project, env)
     # A synthetic list with half its features passing cannot pass the rules: set it up past
     # them. The first hook run validates it once and records that.
-    sh(["git", "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"], project, env)
+    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"], project, env)
 
     # A clone whose record of validated lists is wiped before every run: the hook checks all.
     clone = project.parent / "clone"
@@ -64,10 +70,9 @@ def main() -> None:
         args.rounds,
     )
     base = medians["python -c pass"]
-    print(f"shiftkit hook pre-commit, {args.features} features, {args.rounds} interleaved rounds")
-    print(f"{'case':32} {'median ms':>10} {'ratio':>7}")
-    for name, value in medians.items():
-        print(f"{name:32} {value * 1000:10.1f} {value / base:7.2f}")
+    return [Row(f"hook pre-commit: {name} / python -c pass", value / base,
+                f"{ms(value)} / {ms(base)}")
+            for name, value in medians.items() if name != "python -c pass"]
 
 
 if __name__ == "__main__":

@@ -25,9 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from _common import bench_env, make_features, scratch, sh
-
-NO_HOOKS = ["-c", "core.hooksPath=/dev/null/none"]
+from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh
 BARS = {"commit, notes": 1.15, "commit, flip": 1.15, "checkout": 1.10}
 
 
@@ -36,14 +34,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--features", type=int, default=5000)
     args = parser.parse_args()
-    results = measure(args.rounds, args.features)
-    print(f"reference-transaction hook, {args.features} features, {args.rounds} interleaved rounds")
-    print(f"{'operation':16} {'without ms':>11} {'with ms':>9} {'ratio':>6} {'bar':>5}")
-    for name, (without, with_hook) in results.items():
-        ratio = with_hook / without
-        verdict = "pass" if ratio <= BARS[name] else "FAIL"
-        print(f"{name:16} {without * 1000:11.1f} {with_hook * 1000:9.1f} {ratio:6.2f} "
-              f"{BARS[name]:5.2f} {verdict}")
+    print_rows(f"reference-transaction hook, {args.features} features, {args.rounds} interleaved "
+               f"rounds", figures(args.rounds, args.features))
+
+
+def figures(rounds: int, n_features: int = 5000) -> list[Row]:
+    return [Row(f"reference-transaction: {name}, with / without", with_hook / without,
+                f"{ms(with_hook)} / {ms(without)}", BARS[name])
+            for name, (without, with_hook) in measure(rounds, n_features).items()]
 
 
 def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from _common import bench_env, make_features, scratch, sh
+from _common import NO_HOOKS, Row, print_rows, bench_env, make_features, scratch, sh
 
 BODY = ("Implemented the handler and its tests; the edge case with empty input is covered.\n"
         "Next: the pagination feature. Watch out: the fixture database is reset by init.sh.")
@@ -40,11 +40,16 @@ def build(home: Path, name: str, n_features: int, n_entries: int, env: dict[str,
         (project / "docs" / "decisions" / f"{i + 1:04d}-decision-{i}.md").write_text(
             f"# {i + 1}. Decision number {i}\n\nBody.\n")
     sh(["git", "add", "-A"], project, env)
-    sh(["git", "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"], project, env)
+    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"], project, env)
     return project
 
 
 def main() -> None:
+    print_rows("start --brief --no-check, output size", figures())
+
+
+def figures(rounds: int = 1) -> list[Row]:
+    """Sizes, not times: ``rounds`` is accepted for bench/run and unused."""
     home = scratch()
     env = bench_env(home)
     sizes = {}
@@ -53,13 +58,16 @@ def main() -> None:
         out = subprocess.run(["shiftkit", "start", "--brief", "--no-check"], cwd=project, env=env,
                              capture_output=True, check=True).stdout
         naive = (project / "features.json").stat().st_size + (project / "claude-progress.txt").stat().st_size
-        sizes[name] = (n_features, n_entries, len(out), naive)
-    print(f"{'project':8} {'features':>9} {'entries':>8} {'start --brief':>14} {'naive read':>11}")
-    for name, (nf, ne, brief, naive) in sizes.items():
-        print(f"{name:8} {nf:9} {ne:8} {brief:14} {naive:11}")
-    ratio = sizes["large"][2] / sizes["small"][2]
-    print(f"large / small = {ratio:.3f} (bar 1.2); large = {sizes['large'][2]} bytes (bar 8192)")
-    print(f"naive large / start --brief large = {sizes['large'][3] / sizes['large'][2]:.0f}x")
+        sizes[name] = (len(out), naive)
+    (small, _), (large, naive) = sizes["small"], sizes["large"]
+    return [
+        Row("start --brief bytes, 5,000 / 50 features", large / small,
+            f"{large} B / {small} B", 1.2),
+        Row("start --brief bytes at 5,000 features / 8 KB", large / 8192, f"{large} B / 8192 B",
+            1.0),
+        Row("naive read (list + log) / start --brief, 5,000", naive / large,
+            f"{naive} B / {large} B"),
+    ]
 
 
 if __name__ == "__main__":
