@@ -280,7 +280,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     _require_current_claim(ctx, record)
     feature_list = read_features(ctx.project)
     feature = features.require(feature_list, feature_id, ctx.config.features)
-    if feature.passes:
+    if _passes_at_head(ctx, feature_id):  # (the work tree's list may be a crashed finish's)
         raise Refused(f"{feature_id} already passes; nothing was committed (`shiftkit release` "
                       f"hands the claim back)")  # fmt: skip
     passed, verified_tree = verify_work(ctx, feature, say)
@@ -314,6 +314,17 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     say(f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
         f"{short(tree)}); claim released")  # fmt: skip
     return 0
+
+
+def _passes_at_head(ctx: Context, feature_id: str) -> bool:
+    text = gitio.read_blobs(ctx.root, [f"HEAD:{ctx.config.features}"])[0]
+    if text is None:
+        return False
+    try:
+        committed = features.loads(text, ctx.config.features).get(feature_id)
+    except BadInput:
+        return False
+    return committed is not None and committed.passes
 
 
 def _require_current_claim(ctx: Context, record: dict[str, Any]) -> None:

@@ -546,7 +546,12 @@ def test_a_broken_claim_is_reported_not_crashed_on(one_project: Path) -> None:
 
 def test_finish_on_a_feature_that_already_passes_commits_nothing(one_project: Path) -> None:
     ok(one_project, "claim", "F002")
+    implement(one_project, "sub")
+    # F002 passes by the time the claim finishes (a merge brought it in, say)
     edit_list(one_project, lambda items: by_id(items, "F002").update(passes=True))
+    add_log_entry(one_project, "F002")
+    git_ok(one_project, "add", "-A")
+    land_past_every_hook(one_project, "F002: subtract two numbers")
     before = head(one_project)
     result = shiftkit(one_project, "finish", "-m", "subtract two numbers")
     assert result.returncode == 1 and "already passes" in result.stderr, result.output
