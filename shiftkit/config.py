@@ -136,6 +136,10 @@ def load(root: Path) -> Config:
         return Config()
     except UnicodeDecodeError:
         raise BadInput(f"{CONFIG_FILE}: not UTF-8 text") from None
+    except IsADirectoryError:
+        raise BadInput(f"{CONFIG_FILE}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise BadInput(f"{CONFIG_FILE}: cannot be read ({exc.strerror or exc})") from None
     return parse(text, CONFIG_FILE)
 
 

@@ -64,6 +64,8 @@ def read_text(path: Path, name: str, hint: str) -> str:
         raise BadInput(f"{name}: not UTF-8 text") from None
     except IsADirectoryError:
         raise BadInput(f"{name}: is a directory, expected a file") from None
+    except OSError as exc:  # unreadable: permissions, a dangling link, an I/O error
+        raise BadInput(f"{name}: cannot be read ({exc.strerror or exc}); fix its permissions") from None
 
 
 def read_features(project: Project) -> features.FeatureList:

@@ -90,6 +90,8 @@ BAD_INPUT = [
     ("wrong_type", ["next"], 2, "features.json: $.features[0].passes: 'no' is not of type 'boolean'"),
     ("missing_field", ["validate"], 2, "$.features[0]: 'description' is a required property"),
     ("duplicate_id", ["status"], 2, "duplicate id 'F000'"),
+    ("dangling_features", ["status"], 2, "features.json: file not found"),
+    ("config_is_a_directory", ["status"], 2, ".shiftkit.toml: is a directory"),
     ("unknown_config_key", ["status"], 2, ".shiftkit.toml: unknown key 'shiftkit.max_attempt' (did you mean 'shiftkit.max_attempts'?)"),
     ("wrong_config_type", ["status"], 2, ".shiftkit.toml: key 'shiftkit.log.keep' must be an integer"),
     ("malformed_toml", ["next"], 2, ".shiftkit.toml: malformed TOML"),
@@ -135,6 +137,12 @@ def _setup(project: Path, case: str | None) -> None:
         write(project / ".shiftkit.toml", "[shiftkit\nkeep = 1\n")
     elif case == "missing_features":
         (project / "features.json").unlink()
+    elif case == "dangling_features":
+        (project / "features.json").unlink()
+        (project / "features.json").symlink_to(project / "nowhere" / "features.json")
+    elif case == "config_is_a_directory":
+        (project / ".shiftkit.toml").unlink()
+        (project / ".shiftkit.toml").mkdir()
     elif case == "legacy_in_place":
         (project / "features.json").write_text("[]\n")
 
