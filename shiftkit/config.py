@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from shiftkit.errors import BadInput
@@ -126,21 +125,6 @@ def _type_name(kind: type) -> str:
     return {bool: "a boolean", int: "an integer", str: "a string", float: "a number"}.get(
         kind, kind.__name__
     )
-
-
-def load(root: Path) -> Config:
-    path = root / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Config()
-    except UnicodeDecodeError:
-        raise BadInput(f"{CONFIG_FILE}: not UTF-8 text") from None
-    except IsADirectoryError:
-        raise BadInput(f"{CONFIG_FILE}: is a directory, expected a file") from None
-    except OSError as exc:
-        raise BadInput(f"{CONFIG_FILE}: cannot be read ({exc.strerror or exc})") from None
-    return parse(text, CONFIG_FILE)
 
 
 def setting(cfg: Config, dotted: str) -> object:

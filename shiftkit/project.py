@@ -42,7 +42,7 @@ def committed_config(root: Path) -> config_mod.Config:
     """HEAD's `.shiftkit.toml`, the one the rules judge by: an uncommitted edit of the file
     changes nothing until a person commits it. The work tree's before there is one."""
     committed = gitio.read_blobs(root, [f"HEAD:{config_mod.CONFIG_FILE}"])[0]
-    working = config_mod.load(root)  # still checked, so a typo is reported where it is made
+    working = load_config(root)  # still checked, so a typo is reported where it is made
     if committed is None:
         return working
     judge = config_mod.parse(committed, f"{config_mod.CONFIG_FILE} (as committed at HEAD)")
@@ -80,3 +80,18 @@ def read_features(project: Project) -> features.FeatureList:
 
 def write_features(project: Project, feature_list: features.FeatureList) -> None:
     atomic_write(project.features_path, features.dumps(feature_list))
+
+
+def load_config(root: Path) -> config_mod.Config:
+    path = root / config_mod.CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return config_mod.Config()
+    except UnicodeDecodeError:
+        raise BadInput(f"{config_mod.CONFIG_FILE}: not UTF-8 text") from None
+    except IsADirectoryError:
+        raise BadInput(f"{config_mod.CONFIG_FILE}: is a directory, expected a file") from None
+    except OSError as exc:
+        raise BadInput(f"{config_mod.CONFIG_FILE}: cannot be read ({exc.strerror or exc})") from None
+    return config_mod.parse(text, config_mod.CONFIG_FILE)

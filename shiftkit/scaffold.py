@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from shiftkit import config as config_mod
-from shiftkit import features, gitio
+from shiftkit import features, gitio, project
 from shiftkit.atomic import atomic_write
 from shiftkit.errors import BadInput, Refused
 from shiftkit.resources import template_root
@@ -155,7 +155,7 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     fresh = proc.returncode != 0 or Path(proc.stdout.strip()).resolve() != destination
     if fresh:
         gitio.run(["init", "-q"], destination)
-    cfg = config_mod.load(destination)
+    cfg = project.load_config(destination)
     has_history = gitio.head_oid(destination) is not None
     if has_history:
         ours = template_paths(destination)
