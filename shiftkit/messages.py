@@ -93,8 +93,20 @@ def override_reason(message: str | None) -> str | None:
     return values[0] if values else None
 
 
+# What the hooks and `finish` add to a flip's message: they name the feature for machines, so
+# they never count as the message naming it (the commit-msg hook judges before adding them,
+# `audit` after; both must read the same words).
+MACHINE_TRAILERS = ("Shiftkit-Feature", "Shiftkit-Verified", "Shiftkit-Claim")
+
+
+def human_text(message: str) -> str:
+    """The message as git stores it, without the lines of shiftkit's machine trailers."""
+    pattern = re.compile(rf"^(?:{'|'.join(MACHINE_TRAILERS)}):", re.IGNORECASE)
+    return "\n".join(line for line in message_body(message).splitlines() if not pattern.match(line))
+
+
 def rule5_message(flips: Sequence[str], message: str) -> list[Violation]:
-    body = message_body(message)
+    body = human_text(message)
     return [
         Violation(5, f"{feature_id} becomes passing but the commit message does not name it; "
                      f"start the subject with '{feature_id}: '", feature_id)
