@@ -75,7 +75,7 @@ def side_by_side(actions: dict[str, Callable[[], object]], rounds: int) -> dict[
 
 def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit import features
+    from shiftkit.core import features
 
     items = tuple(
         features.Feature(

@@ -59,7 +59,7 @@ def main() -> None:
 def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     args = argparse.Namespace(rounds=rounds, features=n_features)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     home = scratch()
     env = bench_env(home)

@@ -46,8 +46,8 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
 
 def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit import progress
-    from shiftkit.resources import hooks_dir
+    from shiftkit.core import progress
+    from shiftkit.core.resources import hooks_dir
 
     home = scratch()
     env = bench_env(home)

@@ -20,7 +20,7 @@ def make_log(preamble: str, entries: int) -> str:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     text = preamble
     for i in range(entries):

@@ -9,8 +9,11 @@ from typing import Any
 
 import click
 
-from shiftkit import __version__, features, project, views
-from shiftkit.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
+from shiftkit import __version__
+from shiftkit.core import features
+from shiftkit.edge import project
+from shiftkit.commands import views
+from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
 
 
 def _emit_json(value: Any) -> None:
@@ -26,7 +29,7 @@ def _stdin_text() -> str:
 
 
 def _claims(proj: project.Project) -> dict[str, Any]:
-    from shiftkit import claims
+    from shiftkit.edge import claims
 
     return claims.list_claims(proj.root)
 
@@ -51,7 +54,7 @@ def cli() -> None:
 def new(directory: Path, data_pairs: tuple[str, ...], defaults: bool,
         features_file: Path | None) -> int:
     """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template)."""
-    from shiftkit import scaffold
+    from shiftkit.commands import scaffold
 
     data = scaffold.parse_data(data_pairs)
     scaffold.new(directory, data, defaults=defaults, features_file=features_file)
@@ -62,7 +65,7 @@ def new(directory: Path, data_pairs: tuple[str, ...], defaults: bool,
 @click.option("--features-import", default="", help="Feature list to append after F000.")
 def bootstrap(features_import: str) -> int:
     """The template's task: git init, import, install hooks, first commit."""
-    from shiftkit import scaffold
+    from shiftkit.commands import scaffold
 
     scaffold.bootstrap(Path.cwd(), features_import)
     return OK
@@ -178,8 +181,8 @@ def add(feature_id: str | None, description: str, steps: tuple[str, ...], verify
               help="Write the converted list here instead of standard output.")
 def import_(source: Path, output: Path | None) -> int:
     """Convert a feature list (legacy bare array or current) to the current format."""
-    from shiftkit import scaffold
-    from shiftkit.atomic import atomic_write
+    from shiftkit.commands import scaffold
+    from shiftkit.edge.atomic import atomic_write
 
     text = features.dumps(scaffold.read_import(source))
     if output is None:
@@ -191,7 +194,7 @@ def import_(source: Path, output: Path | None) -> int:
 
 
 def _context() -> Any:
-    from shiftkit.context import open_context
+    from shiftkit.edge.context import open_context
 
     return open_context()
 
@@ -206,7 +209,7 @@ def _say(text: str) -> None:
 @click.option("--no-check", is_flag=True, help="Skip init, smoke and the regression sample.")
 def start(brief: bool, as_json: bool, no_check: bool) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
-    from shiftkit import startup
+    from shiftkit.commands import start as startup
 
     return startup.start(_context(), brief, as_json, not no_check, _say)
 
@@ -216,7 +219,7 @@ def start(brief: bool, as_json: bool, no_check: bool) -> int:
 @click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
 def claim(feature_id: str | None, steal: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.claim(_context(), feature_id, steal, _say)
 
@@ -226,7 +229,7 @@ def claim(feature_id: str | None, steal: bool) -> int:
 @click.option("--steal", is_flag=True, help="Release a claim held by another session.")
 def release(feature_id: str | None, steal: bool) -> int:
     """Give a claim back without counting an attempt."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.release(_context(), feature_id, steal, _say)
 
@@ -235,7 +238,7 @@ def release(feature_id: str | None, steal: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def claims_cmd(as_json: bool) -> int:
     """Every claim in this repository, with the ones that look abandoned marked."""
-    from shiftkit import claims
+    from shiftkit.edge import claims
 
     held = claims.list_claims(project.find().root)
     rows = [{"id": c.feature, **c.record, "stale": claims.staleness(c.record)} for c in held.values()]
@@ -254,7 +257,7 @@ def claims_cmd(as_json: bool) -> int:
 @click.argument("feature_id", metavar="[ID]", required=False)
 def verify(feature_id: str | None) -> int:
     """Run the verifier of the claimed feature (or ID) on the work tree."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.verify_cmd(_context(), feature_id, _say)
 
@@ -264,7 +267,7 @@ def verify(feature_id: str | None) -> int:
 @click.option("--note", help="More for the log entry: what is next, what to watch out for.")
 def finish(summary: str, note: str | None) -> int:
     """Verify the work, mark the feature passing, log it and commit."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.finish(_context(), summary, note, _say)
 
@@ -273,7 +276,7 @@ def finish(summary: str, note: str | None) -> int:
 @click.option("--reason", required=True, help="Why the attempt failed.")
 def revert(reason: str) -> int:
     """Restore the claim's base commit, count the attempt, log it."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.revert(_context(), reason, _say)
 
@@ -283,7 +286,7 @@ def revert(reason: str) -> int:
 @click.option("--note", required=True, help="What changed so the feature can be tried again.")
 def unblock(feature_id: str, note: str) -> int:
     """A person's action: clear a feature's block and reset its attempts."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.unblock(_context(), feature_id, note, _say)
 
@@ -294,7 +297,7 @@ def unblock(feature_id: str, note: str) -> int:
 def override(subject: str, reason: str) -> int:
     """A person's action: commit what is staged past rules 2, 6 and 7 (signed when the
     people policy is 'signed')."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.override(_context(), subject, reason, _say)
 
@@ -303,7 +306,7 @@ def override(subject: str, reason: str) -> int:
 @click.argument("text")
 def note(text: str) -> int:
     """Add TEXT to the log entry of the open claim."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.note(_context(), text, _say)
 
@@ -315,7 +318,7 @@ def note(text: str) -> int:
 @click.option("--decision", help="The decision in full (default: the title).")
 def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None) -> int:
     """Write the next decision record and its index line."""
-    from shiftkit import decisions
+    from shiftkit.commands import decisions
 
     proj = project.find()
     path = decisions.decide(proj.decisions_path, title, why, list(rejected), decision)
@@ -327,7 +330,7 @@ def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None
 @click.option("--prune", "do_prune", is_flag=True, help="Prune now if due, and commit it.")
 def log_cmd(do_prune: bool) -> int:
     """Print the progress log (or prune it)."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     return shift.log_cmd(_context(), do_prune, _say)
 
@@ -335,7 +338,7 @@ def log_cmd(do_prune: bool) -> int:
 @cli.command("stop-check")
 def stop_check() -> int:
     """Claude Code Stop hook: exit 2 while a claim is open and the tree is dirty."""
-    from shiftkit import shift
+    from shiftkit.commands import shift
 
     hook_input = _stdin_text()
     try:
@@ -355,7 +358,7 @@ def stop_check() -> int:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
     """Check every commit in range against the rules (for CI)."""
-    from shiftkit import audit as audit_mod
+    from shiftkit.commands import audit as audit_mod
 
     ctx = _context()
     selected = audit_mod.commits_in(ctx.root, since)
@@ -382,7 +385,7 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str]:
 @cli.command()
 def guard() -> int:
     """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
-    from shiftkit import guard as guard_mod
+    from shiftkit.commands import guard as guard_mod
 
     raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
     code, message = guard_mod.run_hook(raw, _guard_project)
@@ -397,8 +400,8 @@ def guard() -> int:
 @click.argument("theirs", type=click.Path(path_type=Path))
 def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     """git merge driver for features.json (`%O %A %B`): writes the merge into OURS."""
-    from shiftkit import merge
-    from shiftkit.atomic import atomic_write
+    from shiftkit.core import merge
+    from shiftkit.edge.atomic import atomic_write
 
     def read(path: Path, required: bool) -> features.FeatureList | None:
         text = project.read_text(path, str(path), "git passes the three versions to merge")
@@ -416,7 +419,7 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
 @click.option("--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit).")
 def install_hooks(force: bool) -> int:
     """Install plain git hook shims (for repositories without the pre-commit framework)."""
-    from shiftkit import install
+    from shiftkit.commands import install
 
     proj = project.find()
     for path in install.install(proj.root, force):
@@ -428,7 +431,7 @@ def install_hooks(force: bool) -> int:
 @click.argument("directory", required=False, type=click.Path(path_type=Path))
 def demo(directory: Path | None) -> int:
     """Scaffold a sample project and show its status."""
-    from shiftkit import demo as demo_mod
+    from shiftkit.commands import demo as demo_mod
 
     return demo_mod.run(directory)
 

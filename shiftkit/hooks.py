@@ -10,16 +10,16 @@ from __future__ import annotations
 import os
 import sys
 
-from shiftkit.errors import OK, REFUSED, BadInput
+from shiftkit.core.errors import OK, REFUSED, BadInput
 
 TYPE_CHECKING = False  # typing itself is not imported on the hot path
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-    from shiftkit import messages
-    from shiftkit import rules as rules_mod
-    from shiftkit.config import Config
-    from shiftkit.judge import Judging
+    from shiftkit.core import messages
+    from shiftkit.core import rules as rules_mod
+    from shiftkit.core.config import Config
+    from shiftkit.edge.judge import Judging
 
 USAGE_TEXT = ("usage: shiftkit hook {pre-commit | commit-msg FILE | reference-transaction STATE "
               "| pre-push REMOTE [URL]}")
@@ -48,14 +48,14 @@ def _worktree_root() -> str:
     # git runs hooks at the top of the work tree; ask git only when run by hand elsewhere.
     if os.path.exists(".git"):
         return os.getcwd()
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     return str(gitio.toplevel())
 
 
 def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     """Each staged path with its blob at HEAD and in the index (zeros when absent)."""
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     code, out, err = gitio.plumb(["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames"], root)
     if code != 0:
@@ -71,7 +71,7 @@ def staged_entries(root: str) -> dict[str, tuple[str, str]]:
 def head_config_text(root: str) -> str | None:
     """HEAD's `.shiftkit.toml`: the judge's, never the work tree's (which an unstaged edit
     could loosen)."""
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     code, out, _ = gitio.plumb(["cat-file", "blob", f"HEAD:{CONFIG_FILE}"], root)
     return out.decode("utf-8", "surrogateescape") if code == 0 else None
@@ -92,7 +92,7 @@ def relevant_settings(root: str, staged: Sequence[str]) -> Judging | None:
     """The settings judging this commit when it touches what the rules protect, else None."""
     if not maybe_relevant(head_config_text(root), staged):
         return None
-    from shiftkit import gitio, judge
+    from shiftkit.edge import gitio, judge
 
     head = gitio.head_oid(root)  # type: ignore[arg-type]
     settings = judge.at_revisions(root, head, ":")
@@ -117,7 +117,7 @@ def commit_msg(root: str, message_file: str) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise BadInput(f"{message_file}: cannot read the commit message: {reason}") from None
-    from shiftkit import messages
+    from shiftkit.core import messages
 
     problems = messages.check_message(raw)
     if problems:
@@ -139,7 +139,8 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
     change, so the lists are read once per commit."""
     from pathlib import Path
 
-    from shiftkit import gitio, judge, messages, state
+    from shiftkit.edge import gitio, judge, state
+    from shiftkit.core import messages
 
     top = Path(root)
     git_dir, common = gitio.git_dirs(top)
@@ -189,7 +190,8 @@ def _evaluate(top: Any, settings: Judging, git_dir: Any, common: Any, merging: l
               ) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
-    from shiftkit import claims, gitio, judge, rules, snapshot, state
+    from shiftkit.edge import claims, gitio, judge, snapshot, state
+    from shiftkit.core import rules
 
     cfg = settings.parent  # the judge: HEAD's settings, whatever the commit or work tree say
     head = gitio.head_oid(top)
@@ -230,7 +232,8 @@ class StagedEvidence:
         self.verified: str | None = None
 
     def verification(self, feature: Any) -> str | None:
-        from shiftkit import features, verify
+        from shiftkit.core import features
+        from shiftkit.edge import verify
 
         command = features.effective_verify(feature, self.cfg.verify) if feature else None
         if command is None:
@@ -264,7 +267,7 @@ class StagedEvidence:
 def _work_tree_differs(top: Any) -> str | None:
     """Why the work tree is not exactly the staged tree, so a verifier run there would not
     judge what is committed (or None)."""
-    from shiftkit import verify
+    from shiftkit.edge import verify
 
     hidden = verify.hidden_paths(top)
     if hidden:
@@ -283,7 +286,8 @@ def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
                   verified_tree: str | None, claim_oid: str | None) -> None:  # fmt: skip
     """Shiftkit-Feature, Shiftkit-Verified when this tree passed and Shiftkit-Claim under a
     claim, if the message lacks them."""
-    from shiftkit import gitio, messages
+    from shiftkit.edge import gitio
+    from shiftkit.core import messages
 
     present = messages.trailers(message)
     wanted = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from shiftkit.errors import INTERNAL, BadInput, ShiftkitError, one_line, report
+from shiftkit.core.errors import INTERNAL, BadInput, ShiftkitError, one_line, report
 
 
 def main(argv: list[str] | None = None) -> int:

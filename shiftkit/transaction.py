@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 import sys
 
-from shiftkit.errors import OK, REFUSED
+from shiftkit.core.errors import OK, REFUSED
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from shiftkit import commits as commits_mod
+    from shiftkit.edge import commits as commits_mod
 
 SHOWN = 10
 
@@ -47,7 +47,7 @@ def main(state: str, stdin: bytes) -> int:
     root = _work_tree()
     if root is None:
         return OK  # a bare repository: nothing is committed here
-    from shiftkit import commits
+    from shiftkit.edge import commits
 
     # New to the repository: reachable from the new tips and from no branch, tag or
     # remote-tracking ref yet (HEAD is left out: a rebase moves it before the branch).
@@ -74,7 +74,7 @@ def _work_tree() -> str | None:
     the path of every commit."""
     if os.path.exists(".git"):
         return os.getcwd()
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     code, out, _ = gitio.plumb(["rev-parse", "--show-toplevel"], os.getcwd())
     top = out.decode("utf-8", "surrogateescape").strip()
@@ -85,13 +85,13 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
     """The violations of one new commit; the common commit (nothing the rules protect
     changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
     if len(commit.parents) == 1 and not _touches_protected(root_text, commit):
-        from shiftkit import subjects
+        from shiftkit.core import subjects
 
         problem = subjects.subject_problem(commit.message)
         return [] if problem is None else [f"rule 9: {problem}"]
     from pathlib import Path
 
-    from shiftkit import commits, gitio, verify
+    from shiftkit.edge import commits, gitio, verify
 
     root = Path(root_text)
     _, common = gitio.git_dirs(root)
@@ -115,14 +115,15 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
 
 
 def current_claim(root: Path, feature_id: str) -> str:
-    from shiftkit import claims, gitio
+    from shiftkit.edge import claims, gitio
 
     ref = claims.ref_name(feature_id)
     return gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
 
 
 def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
-    from shiftkit import gitio, hooks
+    from shiftkit.edge import gitio
+    from shiftkit import hooks
 
     code, out, _ = gitio.plumb(["diff-tree", "-r", "--no-renames", "--name-only", "-z",
                                 commit.parents[0], commit.oid], root)  # fmt: skip
@@ -143,8 +144,9 @@ def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
 def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from pathlib import Path
 
-    from shiftkit import audit, commits
-    from shiftkit.context import open_context
+    from shiftkit.commands import audit
+    from shiftkit.edge import commits
+    from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
     tips = []
@@ -174,6 +176,6 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
 
 
 def _exists(root: Path, oid: str) -> bool:
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     return gitio.run(["cat-file", "-e", f"{oid}^{{commit}}"], root, check=False).returncode == 0

@@ -217,7 +217,7 @@ def by_id(items: list[dict[str, Any]], feature_id: str) -> dict[str, Any]:
 
 
 def add_log_entry(project: Path, feature_id: str, outcome: str = "passed") -> None:
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     path = project / LOG
     path.write_text(progress.append(path.read_text(), progress.format_entry(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from shiftkit.atomic import atomic_write
+from shiftkit.edge.atomic import atomic_write
 
 
 def test_writes_and_replaces_keeping_mode(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import git_ok, shiftkit, write
-from shiftkit import features
+from shiftkit.core import features
 
 
 def add_features(project: Path, n: int) -> None:
@@ -180,7 +180,7 @@ def test_version_and_help(tmp_path: Path) -> None:
 
 
 def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
-    from shiftkit import views
+    from shiftkit.commands import views
 
     data = {"passing": 3, "total": 12, "open": 8, "blocked": 1, "claimed": 0, "all_pass": False,
             "next": "F004", "blocked_features": [], "claimed_features": []}

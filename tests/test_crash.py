@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import calc_verifier, git_ok, implement, shiftkit
-from shiftkit import features, progress
+from shiftkit.core import features, progress
 
 DELAYS = [0.05, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0]
 

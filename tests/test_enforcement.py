@@ -15,7 +15,7 @@ from conftest import (
     FEATURES, LOG, by_id, edit_list, flip, git, git_ok, implement, ok, session_environment,
     shiftkit, use_shims, write,
 )  # fmt: skip
-from shiftkit import features, progress
+from shiftkit.core import features, progress
 
 PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")  # what only the machine's owner can do
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from shiftkit import features
-from shiftkit.errors import BadInput
-from shiftkit.resources import template_root
+from shiftkit.core import features
+from shiftkit.core.errors import BadInput
+from shiftkit.core.resources import template_root
 
 
 def make(n: int, **overrides: object) -> features.FeatureList:

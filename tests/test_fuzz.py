@@ -25,8 +25,8 @@ import pytest
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from shiftkit import config, features, messages, progress
-from shiftkit.errors import BadInput
+from shiftkit.core import config, features, messages, progress
+from shiftkit.core.errors import BadInput
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -214,7 +214,7 @@ def test_mutated_lists_parse_or_name_the_problem(case: tuple[str, str]) -> None:
     lambda raw: st.tuples(st.just(raw), st.integers(0, len(raw)), st.binary(min_size=1, max_size=4))
     .map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1]:])))
 def test_any_bytes_read_from_disk_parse_or_are_bad_input(raw: bytes) -> None:
-    from shiftkit import project
+    from shiftkit.edge import project
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "features.json"

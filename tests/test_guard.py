@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import run, shiftkit
 
-from shiftkit import guard
+from shiftkit.commands import guard
 
 # (command, a word the reason must contain)
 DENIED: list[tuple[str, str]] = [
@@ -481,7 +481,7 @@ def test_run_hook_is_pure() -> None:
 
 
 def test_guard_imports_nothing_heavy() -> None:
-    code = ("import sys, shiftkit.guard; print(sorted(m for m in "
+    code = ("import sys, shiftkit.commands.guard; print(sorted(m for m in "
             "('click', 'copier', 'git', 'dataclasses', 'subprocess') if m in sys.modules))")
     result = run([sys.executable, "-c", code], Path.cwd())
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.output

@@ -19,7 +19,7 @@ def test_unstaged_list_imports_no_jsonschema_click_or_json(scaffold: Path) -> No
     write(scaffold / "notes.txt", "x\n")
     git_ok(scaffold, "add", "notes.txt")
     modules = imported_modules(scaffold, "hook", "pre-commit")
-    for heavy in ("jsonschema", "click", "json", "tomllib", "shiftkit.features", "git"):
+    for heavy in ("jsonschema", "click", "json", "tomllib", "shiftkit.core.features", "git"):
         assert heavy not in modules, heavy
 
 

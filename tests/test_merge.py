@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import git, git_ok, shiftkit
-from shiftkit import features, merge, progress
-from shiftkit.errors import Refused
+from shiftkit.core import features, merge, progress
+from shiftkit.core.errors import Refused
 
 
 def listing(*specs: tuple[str, bool, int]) -> features.FeatureList:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shiftkit import messages
+from shiftkit.core import messages
 
 
 def test_a_multi_line_first_paragraph_is_one_subject() -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from shiftkit import progress
+from shiftkit.core import progress
 
 PREAMBLE = "# Progress — demo\nGoal: build it.\nConstraints: one at a time.\n"
 

@@ -295,7 +295,7 @@ def apply_operation(project: Path, model: Model, op: Any) -> None:
 
 
 def count_entries(project: Path) -> int:
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     total = len(progress.parse((project / LOG).read_text()).entries)
     archive = project / "progress-archive.txt"
@@ -364,7 +364,7 @@ def judged_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
 
 ENFORCEMENT_EDITS = [("shiftkit", "max_attempts", "5"), ("shiftkit", "verify_timeout", "60"),
                      ("shiftkit.log", "keep", "5"), ("shiftkit", "verify", '"true"'),
-                     ("shiftkit.claims", "enabled", "false")]  # fmt: skip
+                     ("shiftkit.edge.claims", "enabled", "false")]  # fmt: skip
 
 
 @dataclass(frozen=True)

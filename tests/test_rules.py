@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from shiftkit import rules
+from shiftkit.core import rules
 
 
 @pytest.mark.parametrize("message", ["wip", "WIP\n", "fix", "Update.", "  changes  ", "", "# only a comment\n"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 from conftest import git, git_ok, run, shiftkit, snapshot_repository, write
-from shiftkit import features
+from shiftkit.core import features
 
 SCAFFOLD_FILES = [
     "init.sh", "features.json", ".shiftkit/features.schema.json", "claude-progress.txt",
@@ -70,7 +70,7 @@ def test_shiftkit_new_from_installed_wheel(tmp_path: Path) -> None:
     env = {"PYTHONPATH": str(site), "PATH": f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     where = run([str(site / "bin" / "shiftkit"), "--version"], tmp_path, env=env)
     assert where.returncode == 0 and "0." in where.stdout
-    origin = run([sys.executable, "-c", "import shiftkit.resources as r; print(r.template_root())"],
+    origin = run([sys.executable, "-c", "import shiftkit.core.resources as r; print(r.template_root())"],
                  tmp_path, env=env)
     assert origin.stdout.strip().startswith(str(site)), origin.output
     target = tmp_path / "from-wheel"

@@ -10,14 +10,15 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from shiftkit import claims, features, gitio, progress, rules, snapshot, state, verify
-from shiftkit.atomic import atomic_write
-from shiftkit.context import (
+from shiftkit.edge import claims, gitio, snapshot, state, verify
+from shiftkit.core import features, progress, rules
+from shiftkit.edge.atomic import atomic_write
+from shiftkit.edge.context import (
     Context, commit, commit_bookkeeping, head_trailer, person_signs, iso_now, log_time, pending_note_path, read_optional,
     plan_log, record_verified_at, short, work_tree_id, write_features, write_log, write_planned_log,
 )  # fmt: skip
-from shiftkit.errors import BadInput, Refused
-from shiftkit.project import read_features
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
 
@@ -55,10 +56,10 @@ def record_failure(ctx: Context, feature_id: str, outcome: verify.Outcome) -> No
 
 
 def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
-    from shiftkit import startup
+    from shiftkit.commands import start as startup
 
     if ctx.config.claims.remote:
-        raise BadInput(".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
+        raise BadInput(".shiftkit.toml: 'shiftkit.edge.claims.remote' (claims across machines) is not "
                        "supported by this version; leave it empty")  # fmt: skip
     held = state.local_claim(ctx.git_dir)
     if held is not None:
@@ -370,7 +371,7 @@ def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str
               message: str, feature_id: str) -> None:  # fmt: skip
     """The hooks' rules (bar the verifier, which just passed) over the planned commit, judged
     by HEAD's settings, so a refusal comes before anything is written."""
-    from shiftkit import judge
+    from shiftkit.edge import judge
 
     cfg = ctx.config
     names = (cfg.features, cfg.progress, cfg.log.archive)

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
 
-from shiftkit.messages import OVERRIDABLE as OVERRIDABLE
-from shiftkit.messages import Rule as Rule
-from shiftkit.messages import Violation as Violation
-from shiftkit.messages import apply_override as apply_override
-from shiftkit.messages import check_message as check_message
-from shiftkit.messages import message_body as message_body
-from shiftkit.messages import override_reason as override_reason
-from shiftkit.messages import rule5_message as rule5_message
-from shiftkit.messages import trailers as trailers
+from shiftkit.core.messages import OVERRIDABLE as OVERRIDABLE
+from shiftkit.core.messages import Rule as Rule
+from shiftkit.core.messages import Violation as Violation
+from shiftkit.core.messages import apply_override as apply_override
+from shiftkit.core.messages import check_message as check_message
+from shiftkit.core.messages import message_body as message_body
+from shiftkit.core.messages import override_reason as override_reason
+from shiftkit.core.messages import rule5_message as rule5_message
+from shiftkit.core.messages import trailers as trailers
 
 if TYPE_CHECKING:
-    from shiftkit import features
+    from shiftkit.core import features
 
 def check_list(
     text: str | None, source: str, trusted: Mapping[str, Any] | None = None,
@@ -31,8 +31,8 @@ def check_list(
     """
     import json
 
-    from shiftkit import features
-    from shiftkit.errors import BadInput
+    from shiftkit.core import features
+    from shiftkit.core.errors import BadInput
 
     if known_valid and text is not None:
         return features.from_document(json.loads(text)), []
@@ -148,7 +148,7 @@ def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList,
 
 
 def _definition_changed(old: features.Feature, new: features.Feature) -> Violation:
-    from shiftkit.features import DEFINITION_FIELDS
+    from shiftkit.core.features import DEFINITION_FIELDS
 
     changed = [name for name, a, b in zip(DEFINITION_FIELDS, old.definition(), new.definition())
                if a != b]  # fmt: skip
@@ -236,7 +236,7 @@ def rule4_verified(flips: Sequence[str], parents: Sequence[Side],
 
 
 def new_entries(parents: Sequence[Side], log_text: str | None) -> list[Any]:
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     if log_text is None:
         return []
@@ -362,7 +362,7 @@ def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str, archiv
     """The log only grows at its end, except a prune: the oldest entries (bar the newest one
     about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
     Entries compare without their trailing blank lines, which merges and fixers fold."""
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     problems: list[Violation] = []
     staged_log = proposed.log or ""

@@ -7,8 +7,8 @@ changed the same feature's definition differently is a conflict for a person.
 
 from __future__ import annotations
 
-from shiftkit import features
-from shiftkit.errors import Refused
+from shiftkit.core import features
+from shiftkit.core.errors import Refused
 
 
 def merge_lists(base: features.FeatureList | None, ours: features.FeatureList,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from shiftkit.errors import BadInput, ShiftkitError
+from shiftkit.core.errors import BadInput, ShiftkitError
 
 TYPE_CHECKING = False  # the commit hooks import this module: no typing at run time
 if TYPE_CHECKING:

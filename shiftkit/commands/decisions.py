@@ -6,8 +6,8 @@ import re
 from datetime import date
 from pathlib import Path
 
-from shiftkit.atomic import atomic_write
-from shiftkit.errors import BadInput
+from shiftkit.edge.atomic import atomic_write
+from shiftkit.core.errors import BadInput
 
 INDEX = "README.md"
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from shiftkit import config as config_mod
-from shiftkit import features, gitio
-from shiftkit.atomic import atomic_write
-from shiftkit.errors import BadInput
+from shiftkit.core import config as config_mod
+from shiftkit.core import features
+from shiftkit.edge import gitio
+from shiftkit.edge.atomic import atomic_write
+from shiftkit.core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def read_features(project: Project) -> features.FeatureList:
     text = read_text(
         project.features_path,
         name,
-        "scaffold a project with `shiftkit new DIR` or set 'shiftkit.features' in .shiftkit.toml",
+        "scaffold a project with `shiftkit new DIR` or set 'shiftkit.core.features' in .shiftkit.toml",
     )
     return features.loads(text, name)
 

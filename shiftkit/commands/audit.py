@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftkit import commits, features, gitio, rules, verify
-from shiftkit.context import Context, short
-from shiftkit.errors import BadInput
+from shiftkit.edge import commits, gitio, verify
+from shiftkit.core import features, rules
+from shiftkit.edge.context import Context, short
+from shiftkit.core.errors import BadInput
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shiftkit.atomic import atomic_write
+from shiftkit.edge.atomic import atomic_write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from shiftkit import state
-from shiftkit.atomic import atomic_write
+from shiftkit.edge import state
+from shiftkit.edge.atomic import atomic_write
 
 TAIL_LINES = 20
 TAIL_CHARS = 2000
@@ -117,7 +117,7 @@ def cache_command(command: str, verify_in: str) -> str:
 def hidden_paths(root: Path) -> list[str]:
     """Tracked files whose work tree content git is told to ignore (`update-index
     --skip-worktree` or `--assume-unchanged`): a verifier would see what no tree holds."""
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     listing = gitio.out(["ls-files", "-v", "-z"], root)
     return [entry[2:] for entry in listing.split("\0")
@@ -127,7 +127,7 @@ def hidden_paths(root: Path) -> list[str]:
 def unstaged_paths(root: Path) -> list[str]:
     """Tracked files with unstaged changes and untracked files git does not ignore: what the
     work tree holds beyond the index."""
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     changed = gitio.out(["diff", "--name-only", "-z"], root).split("\0")
     untracked = gitio.out(["ls-files", "--others", "--exclude-standard", "-z"], root).split("\0")
@@ -139,7 +139,7 @@ def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: flo
     import shutil
     import tempfile
 
-    from shiftkit import gitio
+    from shiftkit.edge import gitio
 
     env = {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
     parent = gitio.head_oid(root)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from shiftkit import gitio
-from shiftkit.errors import Refused
-from shiftkit.resources import hooks_dir
+from shiftkit.edge import gitio
+from shiftkit.core.errors import Refused
+from shiftkit.core.resources import hooks_dir
 
 HOOKS = ("pre-commit", "commit-msg")
 GUARD_HOOKS = ("reference-transaction", "pre-push")

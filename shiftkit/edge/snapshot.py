@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from shiftkit import features, gitio, rules, state
-from shiftkit.errors import BadInput
+from shiftkit.core import features, rules
+from shiftkit.edge import gitio, state
+from shiftkit.core.errors import BadInput
 
 def known_valid(common_dir: Path, blob: tuple[str, str] | None) -> bool:
     return blob is not None and state.is_validated(common_dir, blob[0])

@@ -6,11 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shiftkit import config as config_mod
-from shiftkit import features, gitio, project
-from shiftkit.atomic import atomic_write
-from shiftkit.errors import BadInput, Refused
-from shiftkit.resources import template_root
+from shiftkit.core import config as config_mod
+from shiftkit.core import features
+from shiftkit.edge import gitio, project
+from shiftkit.edge.atomic import atomic_write
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.core.resources import template_root
 
 FIRST_COMMIT_SUBJECT = "Scaffold the project with shiftkit"
 
@@ -179,7 +180,7 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     else:
         gitio.run(["add", "-A"], destination)
     install_pre_commit(destination)
-    from shiftkit.install import configure_merge_driver, install_guard_hooks
+    from shiftkit.commands.install import configure_merge_driver, install_guard_hooks
 
     configure_merge_driver(destination)
     install_guard_hooks(destination)

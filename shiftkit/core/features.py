@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
-from shiftkit.errors import BadInput
+from shiftkit.core.errors import BadInput
 
 SCHEMA_REF = ".shiftkit/features.schema.json"
 DEFINITION_FIELDS = ("id", "category", "description", "steps", "verify", "core", "depends_on")
@@ -150,7 +150,7 @@ def schema_errors(document: Any) -> str | None:
     if _validator is None:
         from jsonschema import Draft202012Validator, validators
 
-        from shiftkit.resources import schema_path
+        from shiftkit.core.resources import schema_path
 
         # JSON Schema counts 2.0 as an integer; a count in the list must be written 2.
         integers = Draft202012Validator.TYPE_CHECKER.redefine(

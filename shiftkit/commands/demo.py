@@ -9,8 +9,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from shiftkit import gitio, scaffold
-from shiftkit.errors import Refused
+from shiftkit.edge import gitio
+from shiftkit.commands import scaffold
+from shiftkit.core.errors import Refused
 
 DEMO_IDENTITY = {
     "GIT_AUTHOR_NAME": "shiftkit demo",

@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from shiftkit import gitio
-from shiftkit.errors import CLAIM_HELD, ShiftkitError
+from shiftkit.edge import gitio
+from shiftkit.core.errors import CLAIM_HELD, ShiftkitError
 
 PREFIX = "refs/shiftkit/claims/"
 

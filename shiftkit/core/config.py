@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from shiftkit.errors import BadInput
+from shiftkit.core.errors import BadInput
 
 CONFIG_FILE = ".shiftkit.toml"
 

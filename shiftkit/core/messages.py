@@ -11,12 +11,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator, Sequence
 
-from shiftkit.subjects import GENERIC_SUBJECTS as GENERIC_SUBJECTS
-from shiftkit.subjects import MAX_SUBJECT as MAX_SUBJECT
-from shiftkit.subjects import SCISSORS as SCISSORS
-from shiftkit.subjects import message_body as message_body
-from shiftkit.subjects import subject as subject
-from shiftkit.subjects import subject_problem
+from shiftkit.core.subjects import GENERIC_SUBJECTS as GENERIC_SUBJECTS
+from shiftkit.core.subjects import MAX_SUBJECT as MAX_SUBJECT
+from shiftkit.core.subjects import SCISSORS as SCISSORS
+from shiftkit.core.subjects import message_body as message_body
+from shiftkit.core.subjects import subject as subject
+from shiftkit.core.subjects import subject_problem
 
 
 class Rule(enum.IntEnum):

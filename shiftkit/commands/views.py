@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from shiftkit import features
-from shiftkit.claims import Claim
+from shiftkit.core import features
+from shiftkit.edge.claims import Claim
 
 BAR_WIDTH = 30
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from shiftkit import features, gitio, project, state
-from shiftkit.atomic import atomic_write
-from shiftkit.config import Config
-from shiftkit.errors import Refused
+from shiftkit.core import features
+from shiftkit.edge import gitio, project, state
+from shiftkit.edge.atomic import atomic_write
+from shiftkit.core.config import Config
+from shiftkit.core.errors import Refused
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def pending_note_path(ctx: Context) -> Path:
 
 def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, str | None]:
     """The log to write, and the new archive when a prune is due (else None)."""
-    from shiftkit import progress
+    from shiftkit.core import progress
 
     cfg = ctx.config
     log = progress.parse(log_text)

@@ -4,14 +4,14 @@ only in where rule 4's evidence and rule 6's claim come from."""
 
 from __future__ import annotations
 
-from shiftkit import gitio
+from shiftkit.edge import gitio
 
 TYPE_CHECKING = False  # the reference-transaction hook imports this on every branch update
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Callable, Sequence
 
-    from shiftkit import features, rules
+    from shiftkit.core import features, rules
 
     # (the parent's feature, its verify command, verify_in) -> None when verified on this
     # commit, else why not
@@ -53,7 +53,8 @@ def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
 
 def judge_commit(root: Path, common_dir: Path, commit: Commit, evidence: Evidence,
                  claim_check: ClaimCheck | None = None) -> rules.Report:  # fmt: skip
-    from shiftkit import features, judge, rules, snapshot, state
+    from shiftkit.core import features, rules
+    from shiftkit.edge import judge, snapshot, state
 
     first = commit.parents[0] if commit.parents else None
     settings = judge.at_revisions(root, first, f"{commit.oid}:")

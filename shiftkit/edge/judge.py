@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 
-from shiftkit import gitio
-from shiftkit.config import CONFIG_FILE, Config, enforcement_changes, parse_or_default
-from shiftkit.errors import BadInput
-from shiftkit.rules import Judge
+from shiftkit.edge import gitio
+from shiftkit.core.config import CONFIG_FILE, Config, enforcement_changes, parse_or_default
+from shiftkit.core.errors import BadInput
+from shiftkit.core.rules import Judge
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from shiftkit import claims, features, gitio, progress, state, verify
-from shiftkit.context import (
+from shiftkit.edge import claims, gitio, state, verify
+from shiftkit.core import features, progress
+from shiftkit.edge.context import (
     Context, commit_bookkeeping, iso_now, log_time, read_optional, record_verified_at, short, write_features,
     write_log,
 )  # fmt: skip
-from shiftkit.project import read_features
+from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
 BRIEF_LIMIT = 8000
