@@ -20,10 +20,10 @@ def test_values_are_read() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[shiftkit]\nverfy = 'x'\n", r"unknown key 'shiftkit.verfy' \(did you mean 'shiftkit.edge.verify'\?\)"),
+        ("[shiftkit]\nverfy = 'x'\n", r"unknown key 'shiftkit.verfy' \(did you mean 'shiftkit.verify'\?\)"),
         ("[shiftkit.log]\nkeeep = 3\n", r"unknown key 'shiftkit.log.keeep'"),
         ("[shiftkit]\nmax_attempts = '3'\n", r"key 'shiftkit.max_attempts' must be an integer, got a string"),
-        ("[shiftkit.edge.claims]\nenabled = 1\n", r"key 'shiftkit.edge.claims.enabled' must be a boolean"),
+        ("[shiftkit.claims]\nenabled = 1\n", r"key 'shiftkit.claims.enabled' must be a boolean"),
         ("[shiftkit]\nverify_timeout = 0\n", r"key 'shiftkit.verify_timeout' must be at least 1"),
         ("[shiftkit\n", r"malformed TOML"),
         ("[other]\nx = 1\n", r"unknown table \[other\]"),

@@ -364,7 +364,7 @@ def judged_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
 
 ENFORCEMENT_EDITS = [("shiftkit", "max_attempts", "5"), ("shiftkit", "verify_timeout", "60"),
                      ("shiftkit.log", "keep", "5"), ("shiftkit", "verify", '"true"'),
-                     ("shiftkit.edge.claims", "enabled", "false")]  # fmt: skip
+                     ("shiftkit.claims", "enabled", "false")]  # fmt: skip
 
 
 @dataclass(frozen=True)

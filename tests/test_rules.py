@@ -55,7 +55,7 @@ def test_check_list_reports_rule_one() -> None:
 
 # -- rule 8 on in-memory logs: only the oldest entries move, verbatim ---------------------------
 
-from shiftkit import progress  # noqa: E402
+from shiftkit.core import progress  # noqa: E402
 
 PREAMBLE = "# Progress — demo\nGoal: a demo.\n\n"
 
@@ -127,7 +127,7 @@ def test_rule8_compares_entries_without_the_blank_lines_between_them() -> None:
 
 # -- rules 4 (definition), 10 and 11 on in-memory lists -----------------------------------------
 
-from shiftkit import features  # noqa: E402
+from shiftkit.core import features  # noqa: E402
 
 
 def _list(*changes: dict[str, object]) -> features.FeatureList:

@@ -281,7 +281,7 @@ BAD = [
     ("decide_empty_title", ["decide", " ", "--why", "w", "--rejected", "r"], 2, "TITLE is empty"),
     ("claim_passing", ["claim", "F000"], 1, "F000 already passes"),
     ("claim_unmet_dep", ["claim", "F005"], 1, "F005 depends on F001"),
-    ("claims_remote", ["claim"], 2, "'shiftkit.edge.claims.remote' (claims across machines) is not supported"),
+    ("claims_remote", ["claim"], 2, "'shiftkit.claims.remote' (claims across machines) is not supported"),
 ]
 
 

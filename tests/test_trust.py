@@ -113,7 +113,7 @@ def audit_flags(project: Path, commit: str, rule: int, *extra: str) -> str:
 
 def leak_project_verifier_true(p: Path) -> str:
     set_config(p, "shiftkit", 'verify = "true"')
-    set_config(p, "shiftkit.edge.claims", "enabled = false")
+    set_config(p, "shiftkit.claims", "enabled = false")
     flip(p, "F004")
     return "F004: uses the project-wide verifier"
 

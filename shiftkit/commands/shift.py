@@ -59,7 +59,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     from shiftkit.commands import start as startup
 
     if ctx.config.claims.remote:
-        raise BadInput(".shiftkit.toml: 'shiftkit.edge.claims.remote' (claims across machines) is not "
+        raise BadInput(".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
                        "supported by this version; leave it empty")  # fmt: skip
     held = state.local_claim(ctx.git_dir)
     if held is not None:

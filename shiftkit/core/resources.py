@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # shiftkit/, above core/
 
 
 def template_root() -> Path:

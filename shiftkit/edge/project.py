@@ -74,7 +74,7 @@ def read_features(project: Project) -> features.FeatureList:
     text = read_text(
         project.features_path,
         name,
-        "scaffold a project with `shiftkit new DIR` or set 'shiftkit.core.features' in .shiftkit.toml",
+        "scaffold a project with `shiftkit new DIR` or set 'shiftkit.features' in .shiftkit.toml",
     )
     return features.loads(text, name)
 
