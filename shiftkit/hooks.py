@@ -151,6 +151,9 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
     key = [list(watched), entries, merging, held["feature"] if held else None,
            held.get("oid") if held else None]  # fmt: skip
     record_path = state.worktree_state(git_dir) / RECORD
+    # Under the signed policy a person action's signature exists only once the commit does:
+    # the reference-transaction hook must judge those commits itself.
+    approve = settings.parent.people.policy != "signed"
     if message is not None:
         record = state.read_json(record_path)
         if isinstance(record, dict) and record.get("key") == key:
@@ -158,7 +161,7 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
             found = deferred + messages.rule5_message(record["flips"], message)
             kept, overridden, reason = messages.apply_override(found, message)
             return _conclude(top, kept, overridden, reason, record["flips"], record["verified"],
-                             message_file, message, record.get("claim"))  # fmt: skip
+                             message_file, message, record.get("claim"), approve)  # fmt: skip
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
     claim_oid = held.get("oid") if held and report.flips == [held["feature"]] else None
     if message is None:
@@ -170,19 +173,36 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
                                        "verified": verified, "claim": claim_oid})  # fmt: skip
         return OK
     return _conclude(top, report.violations, report.overridden, report.override_reason,
-                     report.flips, verified, message_file, message, claim_oid)  # fmt: skip
+                     report.flips, verified, message_file, message, claim_oid, approve)  # fmt: skip
 
 
 def _conclude(top: Any, kept: Sequence[messages.Violation], overridden: Sequence[messages.Violation],
               reason: str | None, flips: Sequence[str], verified: str | None,
-              message_file: str | None, message: str, claim_oid: str | None) -> int:  # fmt: skip
+              message_file: str | None, message: str, claim_oid: str | None,
+              approve: bool) -> int:  # fmt: skip
     for item in overridden:
         print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
     if kept:
         return _refuse(kept)
     if message_file is not None and len(flips) == 1:
         _add_trailers(top, message_file, message, flips[0], verified, claim_oid)
+    if message_file is not None and approve:
+        _record_approval(top, message_file)
     return OK
+
+
+def _record_approval(top: Any, message_file: str) -> None:
+    """The change this commit makes passed every rule: say so for the reference-transaction
+    hook, keyed by parents, tree and final message (local evidence, like the verify cache)."""
+    from shiftkit.core import subjects
+    from shiftkit.edge import gitio, state
+
+    git_dir, _ = gitio.git_dirs(top)
+    head = gitio.head_oid(top)
+    parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
+    with open(message_file, encoding="utf-8", errors="surrogateescape") as handle:
+        final = handle.read()
+    state.mark_approved(git_dir, subjects.approval_key(parents, gitio.write_tree(top), final))
 
 
 def _evaluate(top: Any, settings: Judging, git_dir: Any, common: Any, merging: list[str],

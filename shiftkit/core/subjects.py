@@ -52,3 +52,13 @@ def subject_problem(raw: str) -> str | None:
         return (f"the subject {first!r} says nothing; write what changed and why, e.g. "
                 f"'F012: add the todo list endpoint'")
     return None
+
+
+def approval_key(parents: list[str] | tuple[str, ...], tree: str, message: str) -> str:
+    """What identifies a commit before it exists: its parents, its tree and its message as git
+    stores it. The commit hooks record the key of a change they accepted, so the
+    reference-transaction hook does not judge the same change twice."""
+    import hashlib
+
+    text = "\0".join([*parents, tree, message_body(message)])
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()

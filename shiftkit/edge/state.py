@@ -73,3 +73,14 @@ def drop_local_claim(git_dir: Path) -> None:
         local_claim_path(git_dir).unlink()
     except FileNotFoundError:
         pass
+
+
+# -- changes the commit hooks accepted (the reference-transaction hook's shortcut) ----------
+
+
+def mark_approved(git_dir: Path, key: str) -> None:
+    atomic_write(worktree_state(git_dir) / "approved" / key, "")
+
+
+def is_approved(git_dir: Path, key: str) -> bool:
+    return (worktree_state(git_dir) / "approved" / key).exists()
