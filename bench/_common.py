@@ -8,8 +8,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 # Setting up a synthetic history (half the features passing at once) is only possible past
 # every hook, the reference-transaction hook included.
@@ -79,9 +79,12 @@ def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
 
     items = tuple(
         features.Feature(
-            id=f"F{i:04d}", category="functional", description=f"Feature {i} works end to end",
+            id=f"F{i:04d}",
+            category="functional",
+            description=f"Feature {i} works end to end",
             steps=(f"Open screen {i}", "Do the thing", "See the result"),
-            verify=verify.format(i=i), passes=i < n // 2,
+            verify=verify.format(i=i),
+            passes=i < n // 2,
         )
         for i in range(n)
     )

@@ -1,8 +1,9 @@
 """The cost of shiftkit's hooks on a real `git commit`, in a scaffold with 5,000 features.
 
 The scaffold installs the reference-transaction hook too, so "shiftkit" here means every
-check a commit meets. Four commits, measured side by side (interleaved rounds in shuffled order, medians), each
-undone with `git reset --soft HEAD^` so every round commits the same staged change:
+check a commit meets. Four commits, measured side by side (interleaved rounds in shuffled
+order, medians), each undone with `git reset --soft HEAD^` so every round commits the same
+staged change:
 
   no-op, notes     the pre-commit framework running one no-op hook at each of the same two
                    stages; the commit adds a small file
@@ -24,7 +25,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh, side_by_side
+from _common import (
+    NO_HOOKS,
+    Row,
+    bench_env,
+    make_features,
+    ms,
+    print_rows,
+    scratch,
+    sh,
+    side_by_side,
+)
 
 NOOP_CONFIG = """default_install_hook_types: [pre-commit, commit-msg]
 repos:
@@ -52,8 +63,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--features", type=int, default=5000)
     args = parser.parse_args()
-    print_rows(f"git commit in a scaffold with {args.features} features, {args.rounds} interleaved "
-               f"rounds", figures(args.rounds, args.features))
+    print_rows(
+        f"git commit in a scaffold with {args.features} features, {args.rounds} interleaved rounds",
+        figures(args.rounds, args.features),
+    )
 
 
 def figures(rounds: int, n_features: int = 5000) -> list[Row]:
@@ -68,14 +81,22 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     (project / "features.json").write_text(make_features(args.features, verify="true"))
     sh(["git", "add", "-A"], project, env)
     # A synthetic list with half its features passing cannot pass the rules: set it up past them.
-    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"], project, env)
+    sh(
+        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"],
+        project,
+        env,
+    )
 
     noop, noop_flip = home / "noop", home / "noop-flip"
     for where in (noop, noop_flip):
         sh(["git", "clone", "-q", str(project), str(where)], home, env)
         (where / ".pre-commit-config.yaml").write_text(NOOP_CONFIG)
         sh([sys.executable, "-m", "pre_commit", "install"], where, env)
-        sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-am", "Bench: no-op hooks"], where, env)
+        sh(
+            ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-am", "Bench: no-op hooks"],
+            where,
+            env,
+        )
 
     noflip = home / "noflip"
     sh(["git", "clone", "-q", str(project), str(noflip)], home, env)
@@ -92,8 +113,14 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     next(f for f in document["features"] if f["id"] == target)["passes"] = True
     path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     log = project / "claude-progress.txt"
-    log.write_text(progress.append(log.read_text(), progress.format_entry(
-        "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip")))
+    log.write_text(
+        progress.append(
+            log.read_text(),
+            progress.format_entry(
+                "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip"
+            ),
+        )
+    )
     sh(["git", "add", "-A"], project, env)
     for name in ("features.json", "claude-progress.txt"):
         (noop_flip / name).write_text((project / name).read_text())
@@ -108,13 +135,19 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
         commit(project, f"{target}: the bench feature")
 
     def commit(where: Path, message: str) -> None:
-        proc = subprocess.run(["git", "commit", "-q", "-m", message], cwd=where, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["git", "commit", "-q", "-m", message],
+            cwd=where,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             raise SystemExit(f"commit in {where.name} failed:\n{proc.stdout}{proc.stderr}")
         # (the undo runs no hook in any case, so it weighs the same on every side)
-        subprocess.run(["git", *NO_HOOKS, "reset", "-q", "--soft", "HEAD^"], cwd=where, env=env,
-                       check=True)
+        subprocess.run(
+            ["git", *NO_HOOKS, "reset", "-q", "--soft", "HEAD^"], cwd=where, env=env, check=True
+        )
 
     medians = side_by_side(
         {
@@ -129,10 +162,17 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     mine, mine_flip = medians["shiftkit, notes"], medians["shiftkit, flip"]
     return [
         Row("commit, no flip / no-op hooks", mine / notes, f"{ms(mine)} / {ms(notes)}", 1.25),
-        Row("commit, cached flip / no-op notes commit", mine_flip / notes,
-            f"{ms(mine_flip)} / {ms(notes)}", 1.5),
-        Row("commit, cached flip / same flip, no-op hooks", mine_flip / flip,
-            f"{ms(mine_flip)} / {ms(flip)}"),
+        Row(
+            "commit, cached flip / no-op notes commit",
+            mine_flip / notes,
+            f"{ms(mine_flip)} / {ms(notes)}",
+            1.5,
+        ),
+        Row(
+            "commit, cached flip / same flip, no-op hooks",
+            mine_flip / flip,
+            f"{ms(mine_flip)} / {ms(flip)}",
+        ),
     ]
 
 

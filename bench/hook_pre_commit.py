@@ -12,7 +12,17 @@ import shutil
 import subprocess
 import sys
 
-from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh, side_by_side
+from _common import (
+    NO_HOOKS,
+    Row,
+    bench_env,
+    make_features,
+    ms,
+    print_rows,
+    scratch,
+    sh,
+    side_by_side,
+)
 
 
 def main() -> None:
@@ -20,8 +30,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--features", type=int, default=5000)
     args = parser.parse_args()
-    print_rows(f"shiftkit hook pre-commit, {args.features} features, {args.rounds} interleaved rounds",
-               figures(args.rounds, args.features))
+    print_rows(
+        f"shiftkit hook pre-commit, {args.features} features, {args.rounds} interleaved rounds",
+        figures(args.rounds, args.features),
+    )
 
 
 def figures(rounds: int, n_features: int = 5000) -> list[Row]:
@@ -35,7 +47,11 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     sh(["git", "add", "features.json"], project, env)
     # A synthetic list with half its features passing cannot pass the rules: set it up past
     # them. The first hook run validates it once and records that.
-    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"], project, env)
+    sh(
+        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"],
+        project,
+        env,
+    )
 
     # A clone whose record of validated lists is wiped before every run: the hook checks all.
     clone = project.parent / "clone"
@@ -48,8 +64,15 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
 
     for where in (project, clone):
         doc = json.loads((where / "features.json").read_text())
-        doc["features"].append({"id": "F9999", "category": "functional", "description": "New",
-                                "steps": ["s"], "passes": False})
+        doc["features"].append(
+            {
+                "id": "F9999",
+                "category": "functional",
+                "description": "New",
+                "steps": ["s"],
+                "passes": False,
+            }
+        )
         (where / "features.json").write_text(json.dumps(doc, indent=2) + "\n")
         sh(["git", "add", "features.json"], where, env)
 
@@ -65,14 +88,18 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
             "hook, features.json not staged": lambda: run(hook, unstaged),
             "hook, list staged": lambda: run(hook, project),
             "hook, list staged, fresh clone": lambda: (
-                shutil.rmtree(clone / ".git" / "shiftkit", ignore_errors=True), run(hook, clone)),
+                shutil.rmtree(clone / ".git" / "shiftkit", ignore_errors=True),
+                run(hook, clone),
+            ),
         },
         args.rounds,
     )
     base = medians["python -c pass"]
-    return [Row(f"hook pre-commit: {name} / python -c pass", value / base,
-                f"{ms(value)} / {ms(base)}")
-            for name, value in medians.items() if name != "python -c pass"]
+    return [
+        Row(f"hook pre-commit: {name} / python -c pass", value / base, f"{ms(value)} / {ms(base)}")
+        for name, value in medians.items()
+        if name != "python -c pass"
+    ]
 
 
 if __name__ == "__main__":

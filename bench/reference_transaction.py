@@ -22,10 +22,11 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh
+
 BARS = {"commit, notes": 1.15, "commit, flip": 1.15, "checkout": 1.10}
 
 
@@ -34,14 +35,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--features", type=int, default=5000)
     args = parser.parse_args()
-    print_rows(f"reference-transaction hook, {args.features} features, {args.rounds} interleaved "
-               f"rounds", figures(args.rounds, args.features))
+    print_rows(
+        f"reference-transaction hook, {args.features} features, {args.rounds} interleaved rounds",
+        figures(args.rounds, args.features),
+    )
 
 
 def figures(rounds: int, n_features: int = 5000) -> list[Row]:
-    return [Row(f"reference-transaction: {name}, with / without", with_hook / without,
-                f"{ms(with_hook)} / {ms(without)}", BARS[name])
-            for name, (without, with_hook) in measure(rounds, n_features).items()]
+    return [
+        Row(
+            f"reference-transaction: {name}, with / without",
+            with_hook / without,
+            f"{ms(with_hook)} / {ms(without)}",
+            BARS[name],
+        )
+        for name, (without, with_hook) in measure(rounds, n_features).items()
+    ]
 
 
 def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
@@ -59,8 +68,11 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         (origin / "src" / f"m{index}.py").write_text(f"VALUE = {index}\n")
     sh(["git", "add", "-A"], origin, env)
     # A synthetic list with half its features passing cannot pass the rules: set it up past them.
-    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"],
-       origin, env)
+    sh(
+        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Bench: a 5,000-feature list"],
+        origin,
+        env,
+    )
     sh(["git", "branch", "other"], origin, env)
     sh(["git", "checkout", "-q", "other"], origin, env)
     for index in range(200):
@@ -83,8 +95,10 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         if name == "without":
             (clone / ".git" / "hooks" / "reference-transaction").unlink()
         else:
-            shutil.copyfile(hooks_dir() / "reference-transaction",
-                            clone / ".git" / "hooks" / "reference-transaction")
+            shutil.copyfile(
+                hooks_dir() / "reference-transaction",
+                clone / ".git" / "hooks" / "reference-transaction",
+            )
         claimed = sh(["shiftkit", "claim", target], clone, env)
         assert f"claimed {target}" in claimed, claimed
         clones[name] = clone
@@ -99,8 +113,14 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         next(f for f in document["features"] if f["id"] == target)["passes"] = True
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         log = clone / "claude-progress.txt"
-        log.write_text(progress.append(log.read_text(), progress.format_entry(
-            "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip")))
+        log.write_text(
+            progress.append(
+                log.read_text(),
+                progress.format_entry(
+                    "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip"
+                ),
+            )
+        )
         sh(["git", "add", "-A"], clone, env)
 
     def undo(clone: Path) -> None:
@@ -109,8 +129,13 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
 
     def commit(clone: Path, message: str) -> float:
         start = time.perf_counter()
-        proc = subprocess.run(["git", "commit", "-q", "-m", message], cwd=clone, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            ["git", "commit", "-q", "-m", message],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         elapsed = time.perf_counter() - start
         if proc.returncode != 0:
             raise SystemExit(f"commit in {clone.name} failed:\n{proc.stdout}{proc.stderr}")
@@ -124,8 +149,9 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
 
     operations: dict[str, Callable[[Path], float]] = {
         "commit, notes": lambda c: _with_undo(c, stage_notes, lambda: commit(c, "Add notes"), undo),
-        "commit, flip": lambda c: _with_undo(c, stage_flip,
-                                             lambda: commit(c, f"{target}: the bench feature"), undo),
+        "commit, flip": lambda c: _with_undo(
+            c, stage_flip, lambda: commit(c, f"{target}: the bench feature"), undo
+        ),
         "checkout": checkout,
     }
     shuffler = random.Random(1729)
@@ -137,12 +163,18 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         shuffler.shuffle(cases)
         for op, name in cases:
             samples.setdefault((op, name), []).append(operations[op](clones[name]))
-    return {op: (statistics.median(samples[(op, "without")]), statistics.median(samples[(op, "with")]))
-            for op in operations}
+    return {
+        op: (statistics.median(samples[(op, "without")]), statistics.median(samples[(op, "with")]))
+        for op in operations
+    }
 
 
-def _with_undo(clone: Path, prepare: Callable[[Path], None], timed: Callable[[], float],
-               undo: Callable[[Path], None]) -> float:
+def _with_undo(
+    clone: Path,
+    prepare: Callable[[Path], None],
+    timed: Callable[[], float],
+    undo: Callable[[Path], None],
+) -> float:
     prepare(clone)
     elapsed = timed()
     undo(clone)

@@ -10,10 +10,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from _common import NO_HOOKS, Row, print_rows, bench_env, make_features, scratch, sh
+from _common import NO_HOOKS, Row, bench_env, make_features, print_rows, scratch, sh
 
-BODY = ("Implemented the handler and its tests; the edge case with empty input is covered.\n"
-        "Next: the pagination feature. Watch out: the fixture database is reset by init.sh.")
+BODY = (
+    "Implemented the handler and its tests; the edge case with empty input is covered.\n"
+    "Next: the pagination feature. Watch out: the fixture database is reset by init.sh."
+)
 
 
 def make_log(preamble: str, entries: int) -> str:
@@ -24,8 +26,13 @@ def make_log(preamble: str, entries: int) -> str:
 
     text = preamble
     for i in range(entries):
-        entry = progress.format_entry(f"2026-11-{i % 28 + 1:02d} {i % 24:02d}:{i % 60:02d} UTC",
-                                      f"F{i:04d}", "passed", f"{i:07x}", BODY)
+        entry = progress.format_entry(
+            f"2026-11-{i % 28 + 1:02d} {i % 24:02d}:{i % 60:02d} UTC",
+            f"F{i:04d}",
+            "passed",
+            f"{i:07x}",
+            BODY,
+        )
         text = progress.append(text, entry)
     return text
 
@@ -38,9 +45,14 @@ def build(home: Path, name: str, n_features: int, n_entries: int, env: dict[str,
     progress_path.write_text(make_log(progress_path.read_text(), n_entries))
     for i in range(1, 4):
         (project / "docs" / "decisions" / f"{i + 1:04d}-decision-{i}.md").write_text(
-            f"# {i + 1}. Decision number {i}\n\nBody.\n")
+            f"# {i + 1}. Decision number {i}\n\nBody.\n"
+        )
     sh(["git", "add", "-A"], project, env)
-    sh(["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"], project, env)
+    sh(
+        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"],
+        project,
+        env,
+    )
     return project
 
 
@@ -55,18 +67,30 @@ def figures(rounds: int = 1) -> list[Row]:
     sizes = {}
     for name, n_features, n_entries in (("small", 50, 20), ("large", 5000, 2000)):
         project = build(home, name, n_features, n_entries, env)
-        out = subprocess.run(["shiftkit", "start", "--brief", "--no-check"], cwd=project, env=env,
-                             capture_output=True, check=True).stdout
-        naive = (project / "features.json").stat().st_size + (project / "claude-progress.txt").stat().st_size
+        out = subprocess.run(
+            ["shiftkit", "start", "--brief", "--no-check"],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            check=True,
+        ).stdout
+        naive = (project / "features.json").stat().st_size + (
+            project / "claude-progress.txt"
+        ).stat().st_size
         sizes[name] = (len(out), naive)
     (small, _), (large, naive) = sizes["small"], sizes["large"]
     return [
-        Row("start --brief bytes, 5,000 / 50 features", large / small,
-            f"{large} B / {small} B", 1.2),
-        Row("start --brief bytes at 5,000 features / 8 KB", large / 8192, f"{large} B / 8192 B",
-            1.0),
-        Row("naive read (list + log) / start --brief, 5,000", naive / large,
-            f"{naive} B / {large} B"),
+        Row(
+            "start --brief bytes, 5,000 / 50 features", large / small, f"{large} B / {small} B", 1.2
+        ),
+        Row(
+            "start --brief bytes at 5,000 features / 8 KB", large / 8192, f"{large} B / 8192 B", 1.0
+        ),
+        Row(
+            "naive read (list + log) / start --brief, 5,000",
+            naive / large,
+            f"{naive} B / {large} B",
+        ),
     ]
 
 

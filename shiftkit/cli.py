@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from shiftkit import __version__
-from shiftkit.core import features
-from shiftkit.edge import project
 from shiftkit.commands import views
+from shiftkit.core import features
 from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
+from shiftkit.edge import project
 
 
 def _emit_json(value: Any) -> None:
@@ -46,13 +46,23 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-@click.option("--data", "data_pairs", multiple=True, metavar="KEY=VALUE",
-              help="Answer a template question (repeatable).")
+@click.option(
+    "--data",
+    "data_pairs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Answer a template question (repeatable).",
+)
 @click.option("--defaults", is_flag=True, help="Use the default for every unanswered question.")
-@click.option("--features", "features_file", type=click.Path(path_type=Path),
-              help="Append this feature list (either format) after F000.")
-def new(directory: Path, data_pairs: tuple[str, ...], defaults: bool,
-        features_file: Path | None) -> int:
+@click.option(
+    "--features",
+    "features_file",
+    type=click.Path(path_type=Path),
+    help="Append this feature list (either format) after F000.",
+)
+def new(
+    directory: Path, data_pairs: tuple[str, ...], defaults: bool, features_file: Path | None
+) -> int:
     """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template)."""
     from shiftkit.commands import scaffold
 
@@ -111,10 +121,12 @@ def next_(as_json: bool) -> int:
     chosen = features.next_feature(feature_list, claimed)
     all_pass = bool(feature_list.features) and all(f.passes for f in feature_list.features)
     if as_json:
-        _emit_json({
-            "next": features.feature_to_dict(chosen) if chosen else None,
-            "all_pass": all_pass,
-        })
+        _emit_json(
+            {
+                "next": features.feature_to_dict(chosen) if chosen else None,
+                "all_pass": all_pass,
+            }
+        )
     elif chosen is not None:
         click.echo(views.feature_text(chosen, proj.config.verify))
     elif all_pass:
@@ -152,9 +164,18 @@ def show(feature_id: str, as_json: bool) -> int:
 @click.option("--verify", "verify_cmd", help="Shell command that exits 0 when the feature works.")
 @click.option("--category", default="functional", show_default=True)
 @click.option("--core", is_flag=True, help="Re-verify this feature first at every start.")
-@click.option("--depends-on", "depends_on", multiple=True, help="An id this feature needs (repeatable).")
-def add(feature_id: str | None, description: str, steps: tuple[str, ...], verify_cmd: str | None,
-        category: str, core: bool, depends_on: tuple[str, ...]) -> int:
+@click.option(
+    "--depends-on", "depends_on", multiple=True, help="An id this feature needs (repeatable)."
+)
+def add(
+    feature_id: str | None,
+    description: str,
+    steps: tuple[str, ...],
+    verify_cmd: str | None,
+    category: str,
+    core: bool,
+    depends_on: tuple[str, ...],
+) -> int:
     """Append a feature to the list (the only change to definitions allowed)."""
     proj = project.find()
     feature_list = project.read_features(proj)
@@ -162,8 +183,13 @@ def add(feature_id: str | None, description: str, steps: tuple[str, ...], verify
     if feature_list.get(new_id) is not None:
         raise BadInput(f"--id {new_id!r}: already used in {proj.config.features}; pick another id")
     feature = features.Feature(
-        id=new_id, category=category, description=description, steps=steps,
-        verify=verify_cmd, core=core, depends_on=depends_on,
+        id=new_id,
+        category=category,
+        description=description,
+        steps=steps,
+        verify=verify_cmd,
+        core=core,
+        depends_on=depends_on,
     )
     text = features.dumps(feature_list.append(feature))
     try:
@@ -177,8 +203,12 @@ def add(feature_id: str | None, description: str, steps: tuple[str, ...], verify
 
 @cli.command("import")
 @click.argument("source", type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path),
-              help="Write the converted list here instead of standard output.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    help="Write the converted list here instead of standard output.",
+)
 def import_(source: Path, output: Path | None) -> int:
     """Convert a feature list (legacy bare array or current) to the current format."""
     from shiftkit.commands import scaffold
@@ -241,15 +271,19 @@ def claims_cmd(as_json: bool) -> int:
     from shiftkit.edge import claims
 
     held = claims.list_claims(project.find().root)
-    rows = [{"id": c.feature, **c.record, "stale": claims.staleness(c.record)} for c in held.values()]
+    rows = [
+        {"id": c.feature, **c.record, "stale": claims.staleness(c.record)} for c in held.values()
+    ]
     if as_json:
         _emit_json(rows)
     elif not rows:
         click.echo("no claims")
     for row in rows if not as_json else []:
         stale = f"  STALE? {row['stale']}" if row["stale"] else ""
-        click.echo(f"{row['id']}  session {row.get('session')} in {row.get('worktree')} "
-                   f"since {row.get('taken')}{stale}")
+        click.echo(
+            f"{row['id']}  session {row.get('session')} in {row.get('worktree')} "
+            f"since {row.get('taken')}{stale}"
+        )
     return OK
 
 
@@ -263,7 +297,9 @@ def verify(feature_id: str | None) -> int:
 
 
 @cli.command()
-@click.option("-m", "--message", "summary", required=True, help="What changed (the commit subject).")
+@click.option(
+    "-m", "--message", "summary", required=True, help="What changed (the commit subject)."
+)
 @click.option("--note", help="More for the log entry: what is next, what to watch out for.")
 def finish(summary: str, note: str | None) -> int:
     """Verify the work, mark the feature passing, log it and commit."""
@@ -314,7 +350,12 @@ def note(text: str) -> int:
 @cli.command()
 @click.argument("title")
 @click.option("--why", required=True, help="The context: what forces the decision.")
-@click.option("--rejected", multiple=True, required=True, help="An alternative not taken, and why (repeatable).")
+@click.option(
+    "--rejected",
+    multiple=True,
+    required=True,
+    help="An alternative not taken, and why (repeatable).",
+)
 @click.option("--decision", help="The decision in full (default: the title).")
 def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None) -> int:
     """Write the next decision record and its index line."""
@@ -345,16 +386,21 @@ def stop_check() -> int:
         return shift.stop_check(_context(), hook_input, lambda text: click.echo(text, err=True))
     except ShiftkitError as exc:
         # It must never trap an agent: when it cannot decide, the session may stop.
-        click.echo(f"shiftkit: stop-check cannot decide ({exc.message}); letting the session stop",
-                   err=True)  # fmt: skip
+        click.echo(
+            f"shiftkit: stop-check cannot decide ({exc.message}); letting the session stop",
+            err=True,
+        )
         return OK
 
 
 @cli.command()
 @click.option("--since", metavar="REV", help="Check only the commits after REV (default: all).")
 @click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
-@click.option("--strict", is_flag=True,
-              help="Refuse person actions (overrides, unblocks, settings changes) too.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse person actions (overrides, unblocks, settings changes) too.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
     """Check every commit in range against the rules (for CI)."""
@@ -362,7 +408,10 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int
 
     ctx = _context()
     selected = audit_mod.commits_in(ctx.root, since)
-    say = lambda text: click.echo(text, err=True)
+
+    def say(text: str) -> None:
+        click.echo(text, err=True)
+
     findings = audit_mod.audit_commits(ctx, selected, reverify, say)
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
@@ -416,7 +465,9 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
 
 
 @cli.command("install-hooks")
-@click.option("--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit).")
+@click.option(
+    "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
+)
 def install_hooks(force: bool) -> int:
     """Install plain git hook shims (for repositories without the pre-commit framework)."""
     from shiftkit.commands import install

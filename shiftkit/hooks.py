@@ -14,15 +14,18 @@ from shiftkit.core.errors import OK, REFUSED, BadInput
 
 TYPE_CHECKING = False  # typing itself is not imported on the hot path
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from collections.abc import Sequence
+    from typing import Any
 
     from shiftkit.core import messages
     from shiftkit.core import rules as rules_mod
     from shiftkit.core.config import Config
     from shiftkit.edge.judge import Judging
 
-USAGE_TEXT = ("usage: shiftkit hook {pre-commit | commit-msg FILE | reference-transaction STATE "
-              "| pre-push REMOTE [URL]}")
+USAGE_TEXT = (
+    "usage: shiftkit hook {pre-commit | commit-msg FILE | reference-transaction STATE "
+    "| pre-push REMOTE [URL]}"
+)
 DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
 CONFIG_FILE = ".shiftkit.toml"
 SETTINGS_FILES = (CONFIG_FILE, ".shiftkit/allowed_signers")
@@ -57,12 +60,14 @@ def staged_entries(root: str) -> dict[str, tuple[str, str]]:
     """Each staged path with its blob at HEAD and in the index (zeros when absent)."""
     from shiftkit.edge import gitio
 
-    code, out, err = gitio.plumb(["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames"], root)
+    code, out, err = gitio.plumb(
+        ["diff", "--cached", "--raw", "-z", "--no-abbrev", "--no-renames"], root
+    )
     if code != 0:
         raise BadInput(f"git diff --cached failed: {err.decode(errors='replace').strip()}")
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     entries = {}
-    for meta, name in zip(fields[0::2], fields[1::2]):
+    for meta, name in zip(fields[0::2], fields[1::2], strict=False):  # (a final empty field)
         _, _, head_blob, staged_blob, _ = meta.split(" ", 4)
         entries[name] = (head_blob, staged_blob)
     return entries
@@ -132,15 +137,20 @@ def commit_msg(root: str, message_file: str) -> int:
 RECORD = "hook-check.json"
 
 
-def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
-           message_file: str | None, message: str | None = None) -> int:  # fmt: skip
+def _check(
+    root: str,
+    settings: Judging,
+    staged: dict[str, tuple[str, str]],
+    message_file: str | None,
+    message: str | None = None,
+) -> int:
     """The rules over the staged change. The pre-commit stage checks all but the message's
     and records what it found; the commit-msg stage reuses that record for the same staged
     change, so the lists are read once per commit."""
     from pathlib import Path
 
-    from shiftkit.edge import gitio, judge, state
     from shiftkit.core import messages
+    from shiftkit.edge import gitio, judge, state
 
     top = Path(root)
     git_dir, common = gitio.git_dirs(top)
@@ -148,8 +158,13 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
     merging = gitio.merge_parents(git_dir)
     watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
     entries = [list(staged[n]) if n in staged else None for n in watched]  # JSON has no tuples
-    key = [list(watched), entries, merging, held["feature"] if held else None,
-           held.get("oid") if held else None]  # fmt: skip
+    key = [
+        list(watched),
+        entries,
+        merging,
+        held["feature"] if held else None,
+        held.get("oid") if held else None,
+    ]
     record_path = state.worktree_state(git_dir) / RECORD
     # Under the signed policy a person action's signature exists only once the commit does:
     # the reference-transaction hook must judge those commits itself.
@@ -160,8 +175,18 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
             deferred = [messages.Violation(*v) for v in record["deferred"]]
             found = deferred + messages.rule5_message(record["flips"], message)
             kept, overridden, reason = messages.apply_override(found, message)
-            return _conclude(top, kept, overridden, reason, record["flips"], record["verified"],
-                             message_file, message, record.get("claim"), approve)  # fmt: skip
+            return _conclude(
+                top,
+                kept,
+                overridden,
+                reason,
+                record["flips"],
+                record["verified"],
+                message_file,
+                message,
+                record.get("claim"),
+                approve,
+            )
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
     claim_oid = held.get("oid") if held and report.flips == [held["feature"]] else None
     if message is None:
@@ -169,17 +194,43 @@ def _check(root: str, settings: Judging, staged: dict[str, tuple[str, str]],
         if blocking:
             return _refuse(blocking)
         rows = [list(v) for v in report.violations if v.rule in messages.OVERRIDABLE]
-        state.write_json(record_path, {"key": key, "deferred": rows, "flips": report.flips,
-                                       "verified": verified, "claim": claim_oid})  # fmt: skip
+        state.write_json(
+            record_path,
+            {
+                "key": key,
+                "deferred": rows,
+                "flips": report.flips,
+                "verified": verified,
+                "claim": claim_oid,
+            },
+        )
         return OK
-    return _conclude(top, report.violations, report.overridden, report.override_reason,
-                     report.flips, verified, message_file, message, claim_oid, approve)  # fmt: skip
+    return _conclude(
+        top,
+        report.violations,
+        report.overridden,
+        report.override_reason,
+        report.flips,
+        verified,
+        message_file,
+        message,
+        claim_oid,
+        approve,
+    )
 
 
-def _conclude(top: Any, kept: Sequence[messages.Violation], overridden: Sequence[messages.Violation],
-              reason: str | None, flips: Sequence[str], verified: str | None,
-              message_file: str | None, message: str, claim_oid: str | None,
-              approve: bool) -> int:  # fmt: skip
+def _conclude(
+    top: Any,
+    kept: Sequence[messages.Violation],
+    overridden: Sequence[messages.Violation],
+    reason: str | None,
+    flips: Sequence[str],
+    verified: str | None,
+    message_file: str | None,
+    message: str,
+    claim_oid: str | None,
+    approve: bool,
+) -> int:
     for item in overridden:
         print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
     if kept:
@@ -205,19 +256,26 @@ def _record_approval(top: Any, message_file: str) -> None:
     state.mark_approved(git_dir, subjects.approval_key(parents, gitio.write_tree(top), final))
 
 
-def _evaluate(top: Any, settings: Judging, git_dir: Any, common: Any, merging: list[str],
-              held: dict[str, Any] | None, message: str | None,
-              ) -> tuple[rules_mod.Report, str | None]:  # fmt: skip
+def _evaluate(
+    top: Any,
+    settings: Judging,
+    git_dir: Any,
+    common: Any,
+    merging: list[str],
+    held: dict[str, Any] | None,
+    message: str | None,
+) -> tuple[rules_mod.Report, str | None]:
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
-    from shiftkit.edge import claims, gitio, judge, snapshot, state
     from shiftkit.core import rules
+    from shiftkit.edge import claims, gitio, judge, snapshot, state
 
     cfg = settings.parent  # the judge: HEAD's settings, whatever the commit or work tree say
     head = gitio.head_oid(top)
     revs = ["HEAD", *merging] if head is not None else []
     parents, blobs, proposed, staged_blob = snapshot.read_staged_change(
-        top, revs, judge.names(cfg), common, judge.names(settings.proposed))
+        top, revs, judge.names(cfg), common, judge.names(settings.proposed)
+    )
     if not revs:
         parents = [rules.Side(None, None, None)]
     staged_valid = snapshot.known_valid(common, staged_blob)
@@ -231,12 +289,19 @@ def _evaluate(top: Any, settings: Judging, git_dir: Any, common: Any, merging: l
     evidence = StagedEvidence(top, common, cfg, staged_tree)
     claim_problem = claims.current_problem(top, held) if held and cfg.claims.enabled else None
     report = rules.evaluate(
-        parents, proposed, rules_to_check=rules.ALL, names=judge.names(cfg), message=message,
-        claimed=held["feature"] if held else None, claims_enabled=cfg.claims.enabled,
-        claim_problem=claim_problem, verification=evidence.verification,
-        **snapshot.trust(parents, blobs, common), known_valid=staged_valid,
+        parents,
+        proposed,
+        rules_to_check=rules.ALL,
+        names=judge.names(cfg),
+        message=message,
+        claimed=held["feature"] if held else None,
+        claims_enabled=cfg.claims.enabled,
+        claim_problem=claim_problem,
+        verification=evidence.verification,
+        **snapshot.trust(parents, blobs, common),
+        known_valid=staged_valid,
         judge=settings.judge,
-    )  # fmt: skip
+    )
     valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
     if valid_list and staged_blob is not None and not staged_valid:
         state.mark_validated(common, staged_blob[0])
@@ -269,8 +334,9 @@ class StagedEvidence:
                 return problem
         print(f"shiftkit: running the verifier of {feature.id}: {command}", file=sys.stderr)
         if self.cfg.verify_in == "checkout":
-            outcome = verify.run_in_checkout(self.top, tree, command, self.cfg.init,
-                                             self.cfg.verify_timeout)  # fmt: skip
+            outcome = verify.run_in_checkout(
+                self.top, tree, command, self.cfg.init, self.cfg.verify_timeout
+            )
         else:
             outcome = verify.run_command(command, self.top, self.cfg.verify_timeout)
             changed = _work_tree_differs(self.top)
@@ -291,23 +357,33 @@ def _work_tree_differs(top: Any) -> str | None:
 
     hidden = verify.hidden_paths(top)
     if hidden:
-        return (f"{hidden[0]} is marked skip-worktree/assume-unchanged, so the work tree is not "
-                f"the staged tree; clear it with `git update-index --no-skip-worktree "
-                f"--no-assume-unchanged {hidden[0]}`")
+        return (
+            f"{hidden[0]} is marked skip-worktree/assume-unchanged, so the work tree is not "
+            f"the staged tree; clear it with `git update-index --no-skip-worktree "
+            f"--no-assume-unchanged {hidden[0]}`"
+        )
     extra = verify.unstaged_paths(top)
     if extra:
-        return (f"the work tree holds unstaged changes or untracked files ({extra[0]}"
-                f"{' and more' if len(extra) > 1 else ''}), so its verifier cannot run on exactly "
-                f"the staged tree; stage, stash or ignore them (or set verify_in = \"checkout\")")
+        return (
+            f"the work tree holds unstaged changes or untracked files ({extra[0]}"
+            f"{' and more' if len(extra) > 1 else ''}), so its verifier cannot run on exactly "
+            f'the staged tree; stage, stash or ignore them (or set verify_in = "checkout")'
+        )
     return None
 
 
-def _add_trailers(top: Any, message_file: str, message: str, feature_id: str,
-                  verified_tree: str | None, claim_oid: str | None) -> None:  # fmt: skip
+def _add_trailers(
+    top: Any,
+    message_file: str,
+    message: str,
+    feature_id: str,
+    verified_tree: str | None,
+    claim_oid: str | None,
+) -> None:
     """Shiftkit-Feature, Shiftkit-Verified when this tree passed and Shiftkit-Claim under a
     claim, if the message lacks them."""
-    from shiftkit.edge import gitio
     from shiftkit.core import messages
+    from shiftkit.edge import gitio
 
     present = messages.trailers(message)
     wanted = []

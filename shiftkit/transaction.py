@@ -63,9 +63,11 @@ def main(state: str, stdin: bytes) -> int:
         print(f"shiftkit: reference-transaction refused {line}", file=sys.stderr)
     if len(problems) > SHOWN:
         print(f"shiftkit: ... and {len(problems) - SHOWN} more violations", file=sys.stderr)
-    print("shiftkit: the branch was not moved; make the change through the hooks "
-          "(`shiftkit finish`, a plain `git commit`), or as a person with `shiftkit override`",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "shiftkit: the branch was not moved; make the change through the hooks "
+        "(`shiftkit finish`, a plain `git commit`), or as a person with `shiftkit override`",
+        file=sys.stderr,
+    )
     return REFUSED
 
 
@@ -98,22 +100,28 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
     from shiftkit.core import subjects
     from shiftkit.edge import state
 
-    if state.is_approved(git_dir, subjects.approval_key(commit.parents, commit.tree, commit.message)):
+    if state.is_approved(
+        git_dir, subjects.approval_key(commit.parents, commit.tree, commit.message)
+    ):
         return []  # the commit hooks judged exactly this change (rule 9 included)
 
     def evidence(feature: object, command: str, verify_in: str) -> str | None:
         if verify.is_cached(common, commit.tree, verify.cache_command(command, verify_in)):
             return None
-        return ("its verifier has not passed on this tree here (a commit made past the hooks, "
-                "or a rebase or cherry-pick that made a new tree: run `shiftkit verify`, or merge "
-                "instead)")  # fmt: skip
+        return (
+            "its verifier has not passed on this tree here (a commit made past the hooks, "
+            "or a rebase or cherry-pick that made a new tree: run `shiftkit verify`, or merge "
+            "instead)"
+        )
 
     def claim_check(feature_id: str, claim_oid: str) -> str | None:
         current = current_claim(root, feature_id)
         if current == claim_oid:
             return None
-        return (f"the claim it names ({claim_oid[:7]}) is not the current claim on {feature_id} "
-                f"({'none' if not current else current[:7]})")
+        return (
+            f"the claim it names ({claim_oid[:7]}) is not the current claim on {feature_id} "
+            f"({'none' if not current else current[:7]})"
+        )
 
     report = commits.judge_commit(root, common, commit, evidence, claim_check)
     return list(report.violations)
@@ -127,18 +135,21 @@ def current_claim(root: Path, feature_id: str) -> str:
 
 
 def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
-    from shiftkit.edge import gitio
     from shiftkit import hooks
+    from shiftkit.edge import gitio
 
-    code, out, _ = gitio.plumb(["diff-tree", "-r", "--no-renames", "--name-only", "-z",
-                                commit.parents[0], commit.oid], root)  # fmt: skip
+    code, out, _ = gitio.plumb(
+        ["diff-tree", "-r", "--no-renames", "--name-only", "-z", commit.parents[0], commit.oid],
+        root,
+    )
     if code != 0:
         return True
     changed = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
     if not changed:
         return False
-    code, text, _ = gitio.plumb(["cat-file", "blob", f"{commit.parents[0]}:{hooks.CONFIG_FILE}"],
-                                root)  # fmt: skip
+    code, text, _ = gitio.plumb(
+        ["cat-file", "blob", f"{commit.parents[0]}:{hooks.CONFIG_FILE}"], root
+    )
     config_text = text.decode("utf-8", "surrogateescape") if code == 0 else None
     return hooks.maybe_relevant(config_text, changed)
 
@@ -175,8 +186,10 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     if not bad:
         return OK
     print(audit.render(bad, len(selected)), file=sys.stderr)
-    print("shiftkit: push refused: `shiftkit audit --reverify` fails on the commits pushed",
-          file=sys.stderr)  # fmt: skip
+    print(
+        "shiftkit: push refused: `shiftkit audit --reverify` fails on the commits pushed",
+        file=sys.stderr,
+    )
     return REFUSED
 
 

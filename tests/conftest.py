@@ -7,9 +7,10 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("home")
     (home / "gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n"
-        "[protocol \"file\"]\n\tallow = always\n"
+        '[protocol "file"]\n\tallow = always\n'
     )
     return home
 
@@ -65,17 +66,29 @@ class Result:
         return self.stdout + self.stderr
 
 
-def run(args: list[str], cwd: Path, *, input: str | None = None,
-        env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+def run(
+    args: list[str],
+    cwd: Path,
+    *,
+    input: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Result:
     proc = subprocess.run(
-        args, cwd=cwd, input=input, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=timeout,
+        args,
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def shiftkit(cwd: Path, *args: str, input: str | None = None,
-             env: dict[str, str] | None = None) -> Result:
+def shiftkit(
+    cwd: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None
+) -> Result:
     return run(["shiftkit", *args], cwd, input=input, env=env)
 
 
@@ -93,7 +106,10 @@ def snapshot_repository(destination: Path) -> Path:
     """This repository's current files (committed or not) as a fresh git repo."""
     listing = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=True,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     for name in filter(None, listing.split("\0")):
         source = REPO_ROOT / name
@@ -161,8 +177,9 @@ def calc_verifier(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def pristine_calc(pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFactory,
-                  isolated_home: Path) -> Path:
+def pristine_calc(
+    pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Path:
     """A scaffold holding a small real Python package whose features have pytest verifiers."""
     target = tmp_path_factory.mktemp("calc") / "calc-project"
     shutil.copytree(pristine_scaffold, target, symlinks=True)
@@ -173,10 +190,25 @@ def pristine_calc(pristine_scaffold: Path, tmp_path_factory: pytest.TempPathFact
         write(target / "tests" / f"test_{name}.py", body)
     write(target / ".gitignore", "__pycache__/\nbuild/\n.pytest_cache/\n")
     for name in CALC_TESTS:
-        result = run(["shiftkit", "add", "--description", f"calc.ops.{name} works",
-                      "--step", f"call {name}", "--verify", calc_verifier(name)], target, env=env)
+        result = run(
+            [
+                "shiftkit",
+                "add",
+                "--description",
+                f"calc.ops.{name} works",
+                "--step",
+                f"call {name}",
+                "--verify",
+                calc_verifier(name),
+            ],
+            target,
+            env=env,
+        )
         assert result.returncode == 0, result.output
-    for args in (["git", "add", "-A"], ["git", "commit", "-q", "-m", "Add the calc package and its features"]):
+    for args in (
+        ["git", "add", "-A"],
+        ["git", "commit", "-q", "-m", "Add the calc package and its features"],
+    ):
         result = run(args, target, env=env)
         assert result.returncode == 0, result.output
     return target
@@ -220,14 +252,21 @@ def add_log_entry(project: Path, feature_id: str, outcome: str = "passed") -> No
     from shiftkit.core import progress
 
     path = project / LOG
-    path.write_text(progress.append(path.read_text(), progress.format_entry(
-        "2026-11-29 12:00 UTC", feature_id, outcome, "abc1234", "hand-written entry")))
+    path.write_text(
+        progress.append(
+            path.read_text(),
+            progress.format_entry(
+                "2026-11-29 12:00 UTC", feature_id, outcome, "abc1234", "hand-written entry"
+            ),
+        )
+    )
 
 
 def flip(project: Path, *ids: str, log: bool = True) -> None:
     def change(items: list[dict[str, Any]]) -> None:
         for feature_id in ids:
             by_id(items, feature_id)["passes"] = True
+
     edit_list(project, change)
     if log:
         for feature_id in ids:

@@ -18,7 +18,9 @@ def test_writes_and_replaces_keeping_mode(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.txt"]
 
 
-def test_failure_leaves_old_content_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_leaves_old_content_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "f.txt"
     atomic_write(target, "old\n")
 

@@ -6,15 +6,23 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git_ok, shiftkit, write
+
 from shiftkit.core import features
 
 
 def add_features(project: Path, n: int) -> None:
     for i in range(n):
-        result = shiftkit(project, "add", "--description", f"Feature {i + 1}", "--step", "do it",
-                          "--verify", "true")
+        result = shiftkit(
+            project,
+            "add",
+            "--description",
+            f"Feature {i + 1}",
+            "--step",
+            "do it",
+            "--verify",
+            "true",
+        )
         assert result.returncode == 0, result.output
 
 
@@ -61,10 +69,15 @@ def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
 
 
 def test_import_converts_legacy_to_stdout_and_file(tmp_path: Path) -> None:
-    legacy = write(tmp_path / "legacy.json", json.dumps([
-        {"category": "functional", "description": "A", "steps": ["s"], "passes": True},
-        {"category": "functional", "description": "B", "steps": ["s"], "passes": False},
-    ]))
+    legacy = write(
+        tmp_path / "legacy.json",
+        json.dumps(
+            [
+                {"category": "functional", "description": "A", "steps": ["s"], "passes": True},
+                {"category": "functional", "description": "B", "steps": ["s"], "passes": False},
+            ]
+        ),
+    )
     result = shiftkit(tmp_path, "import", str(legacy))
     assert result.returncode == 0, result.output
     converted = features.loads(result.stdout)
@@ -87,28 +100,83 @@ def _break_features(project: Path, old: str, new: str) -> None:
 BAD_INPUT = [
     # (setup, args, exit code, expected fragment of the one line)
     ("malformed_json", ["status"], 2, "features.json: invalid JSON at line 3 column"),
-    ("wrong_type", ["next"], 2, "features.json: $.features[0].passes: 'no' is not of type 'boolean'"),
+    (
+        "wrong_type",
+        ["next"],
+        2,
+        "features.json: $.features[0].passes: 'no' is not of type 'boolean'",
+    ),
     ("missing_field", ["validate"], 2, "$.features[0]: 'description' is a required property"),
     ("duplicate_id", ["status"], 2, "duplicate id 'F000'"),
     ("dangling_features", ["status"], 2, "features.json: file not found"),
     ("config_is_a_directory", ["status"], 2, ".shiftkit.toml: is a directory"),
-    ("unknown_config_key", ["status"], 2, ".shiftkit.toml: unknown key 'shiftkit.max_attempt' (did you mean 'shiftkit.max_attempts'?)"),
-    ("wrong_config_type", ["status"], 2, ".shiftkit.toml: key 'shiftkit.log.keep' must be an integer"),
+    (
+        "unknown_config_key",
+        ["status"],
+        2,
+        ".shiftkit.toml: unknown key 'shiftkit.max_attempt' (did you mean 'shiftkit.max_attempts'?)",
+    ),
+    (
+        "wrong_config_type",
+        ["status"],
+        2,
+        ".shiftkit.toml: key 'shiftkit.log.keep' must be an integer",
+    ),
     ("malformed_toml", ["next"], 2, ".shiftkit.toml: malformed TOML"),
     ("missing_features", ["status"], 2, "features.json: file not found"),
-    ("legacy_in_place", ["status"], 2, "legacy bare-array format; convert it with `shiftkit import features.json`"),
+    (
+        "legacy_in_place",
+        ["status"],
+        2,
+        "legacy bare-array format; convert it with `shiftkit import features.json`",
+    ),
     (None, ["show", "F999"], 2, "unknown feature id 'F999' (features.json has F000..F000)"),
     (None, ["show"], 2, "Missing argument 'ID'"),
     (None, ["frobnicate"], 2, "No such command 'frobnicate'"),
     (None, ["status", "--jsn"], 2, "No such option '--jsn'"),
     (None, ["add", "--description", "x"], 2, "Missing option '--step'"),
-    (None, ["add", "--id", "F000", "--description", "x", "--step", "s"], 2, "--id 'F000': already used"),
-    (None, ["add", "--id", "bad id", "--description", "x", "--step", "s"], 2, "the new feature is invalid: features.json: $.features[1].id"),
-    (None, ["add", "--description", "x", "--step", "s", "--depends-on", "F404"], 2, "unknown feature id 'F404'"),
-    (None, ["new", "elsewhere", "--defaults", "--data", "colour=red"], 2, "--data 'colour=red': unknown question 'colour'"),
-    (None, ["new", "elsewhere", "--defaults", "--data", "nonsense"], 2, "--data 'nonsense': expected KEY=VALUE"),
-    (None, ["new", "elsewhere", "--defaults", "--data", "progress_file=../x"], 2, "template answers:"),
-    (None, ["new", "elsewhere", "--defaults", "--features", "nope.json"], 2, "nope.json: file not found"),
+    (
+        None,
+        ["add", "--id", "F000", "--description", "x", "--step", "s"],
+        2,
+        "--id 'F000': already used",
+    ),
+    (
+        None,
+        ["add", "--id", "bad id", "--description", "x", "--step", "s"],
+        2,
+        "the new feature is invalid: features.json: $.features[1].id",
+    ),
+    (
+        None,
+        ["add", "--description", "x", "--step", "s", "--depends-on", "F404"],
+        2,
+        "unknown feature id 'F404'",
+    ),
+    (
+        None,
+        ["new", "elsewhere", "--defaults", "--data", "colour=red"],
+        2,
+        "--data 'colour=red': unknown question 'colour'",
+    ),
+    (
+        None,
+        ["new", "elsewhere", "--defaults", "--data", "nonsense"],
+        2,
+        "--data 'nonsense': expected KEY=VALUE",
+    ),
+    (
+        None,
+        ["new", "elsewhere", "--defaults", "--data", "progress_file=../x"],
+        2,
+        "template answers:",
+    ),
+    (
+        None,
+        ["new", "elsewhere", "--defaults", "--features", "nope.json"],
+        2,
+        "nope.json: file not found",
+    ),
     (None, ["import", "nope.json"], 2, "nope.json: file not found"),
     (None, ["validate", "nope.json"], 2, "nope.json: file not found"),
     (None, ["hook", "pre-cmmit"], 2, "usage: shiftkit hook"),
@@ -122,7 +190,9 @@ def _setup(project: Path, case: str | None) -> None:
     elif case == "wrong_type":
         _break_features(project, '"passes": false', '"passes": "no"')
     elif case == "missing_field":
-        _break_features(project, '"description": "The environment builds and the smoke test passes",', "")
+        _break_features(
+            project, '"description": "The environment builds and the smoke test passes",', ""
+        )
     elif case == "duplicate_id":
         path = project / "features.json"
         listing = features.loads(path.read_text())
@@ -147,10 +217,14 @@ def _setup(project: Path, case: str | None) -> None:
         (project / "features.json").write_text("[]\n")
 
 
-@pytest.mark.parametrize(("case", "args", "code", "fragment"), BAD_INPUT,
-                         ids=[f"{c or a[0]}-{i}" for i, (c, a, _, _) in enumerate(BAD_INPUT)])
-def test_bad_input_one_clear_line(scaffold: Path, case: str | None, args: list[str], code: int,
-                                  fragment: str) -> None:
+@pytest.mark.parametrize(
+    ("case", "args", "code", "fragment"),
+    BAD_INPUT,
+    ids=[f"{c or a[0]}-{i}" for i, (c, a, _, _) in enumerate(BAD_INPUT)],
+)
+def test_bad_input_one_clear_line(
+    scaffold: Path, case: str | None, args: list[str], code: int, fragment: str
+) -> None:
     _setup(scaffold, case)
     result = shiftkit(scaffold, *args)
     assert result.returncode == code, result.output
@@ -182,8 +256,17 @@ def test_version_and_help(tmp_path: Path) -> None:
 def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
     from shiftkit.commands import views
 
-    data = {"passing": 3, "total": 12, "open": 8, "blocked": 1, "claimed": 0, "all_pass": False,
-            "next": "F004", "blocked_features": [], "claimed_features": []}
+    data = {
+        "passing": 3,
+        "total": 12,
+        "open": 8,
+        "blocked": 1,
+        "claimed": 0,
+        "all_pass": False,
+        "next": "F004",
+        "blocked_features": [],
+        "claimed_features": [],
+    }
     terminal = views.status_text(data, terminal=True).splitlines()[0]
     assert terminal.startswith("[") and "#" in terminal and "3/12 passing (25%)" in terminal
     assert views.status_text(data, terminal=False).splitlines()[0] == "3/12 passing"

@@ -9,20 +9,33 @@ from shiftkit.core.errors import BadInput
 def test_defaults_for_every_key() -> None:
     cfg = config.parse("")
     assert cfg == config.Config()
-    assert (cfg.log.keep, cfg.log.block, cfg.claims.enabled, cfg.verify_timeout) == (20, 10, True, 900)
+    assert (cfg.log.keep, cfg.log.block, cfg.claims.enabled, cfg.verify_timeout) == (
+        20,
+        10,
+        True,
+        900,
+    )
 
 
 def test_values_are_read() -> None:
-    cfg = config.parse('[shiftkit]\nmax_attempts = 5\nverify = "make test"\n[shiftkit.log]\nkeep = 7\n')
+    cfg = config.parse(
+        '[shiftkit]\nmax_attempts = 5\nverify = "make test"\n[shiftkit.log]\nkeep = 7\n'
+    )
     assert (cfg.max_attempts, cfg.verify, cfg.log.keep, cfg.log.block) == (5, "make test", 7, 10)
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[shiftkit]\nverfy = 'x'\n", r"unknown key 'shiftkit.verfy' \(did you mean 'shiftkit.verify'\?\)"),
+        (
+            "[shiftkit]\nverfy = 'x'\n",
+            r"unknown key 'shiftkit.verfy' \(did you mean 'shiftkit.verify'\?\)",
+        ),
         ("[shiftkit.log]\nkeeep = 3\n", r"unknown key 'shiftkit.log.keeep'"),
-        ("[shiftkit]\nmax_attempts = '3'\n", r"key 'shiftkit.max_attempts' must be an integer, got a string"),
+        (
+            "[shiftkit]\nmax_attempts = '3'\n",
+            r"key 'shiftkit.max_attempts' must be an integer, got a string",
+        ),
         ("[shiftkit.claims]\nenabled = 1\n", r"key 'shiftkit.claims.enabled' must be a boolean"),
         ("[shiftkit]\nverify_timeout = 0\n", r"key 'shiftkit.verify_timeout' must be at least 1"),
         ("[shiftkit\n", r"malformed TOML"),

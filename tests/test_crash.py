@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import calc_verifier, git_ok, implement, shiftkit
+
 from shiftkit.core import features, progress
 
 DELAYS = [0.05, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0]
@@ -22,16 +22,27 @@ DELAYS = [0.05, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 3.0]
 def slow_project(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("slow") / "slow-project"
     shutil.copytree(pristine_calc, target, symlinks=True)
-    result = shiftkit(target, "add", "--id", "F010", "--description", "add, slowly verified",
-                      "--step", "s", "--verify", f"sleep 0.5 && {calc_verifier('add')}")
+    result = shiftkit(
+        target,
+        "add",
+        "--id",
+        "F010",
+        "--description",
+        "add, slowly verified",
+        "--step",
+        "s",
+        "--verify",
+        f"sleep 0.5 && {calc_verifier('add')}",
+    )
     assert result.returncode == 0, result.output
     git_ok(target, "commit", "-q", "-am", "Add a feature with a slow verifier")
     return target
 
 
 def kill_after(project: Path, delay: float, *args: str) -> None:
-    proc = subprocess.Popen(["shiftkit", *args], cwd=project, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        ["shiftkit", *args], cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(delay)
     try:
         os.kill(proc.pid, signal.SIGKILL)

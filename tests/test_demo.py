@@ -13,6 +13,10 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     assert "rule 2 [F002]" in result.stdout  # so was editing a committed definition
     assert "all 3 features pass — nothing to do" in shiftkit(target, "status").stdout
     subjects = git_ok(target, "log", "--format=%s").splitlines()
-    assert subjects[:4] == ["F002: complete todo items", "F002: attempt 1 failed, reverted",
-                            "F001: add and list todo items", "F000: create the todo package"]
+    assert subjects[:4] == [
+        "F002: complete todo items",
+        "F002: attempt 1 failed, reverted",
+        "F001: add and list todo items",
+        "F000: create the todo package",
+    ]
     assert git_ok(target, "status", "--porcelain") == ""

@@ -6,23 +6,35 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
-
 from conftest import (
-    FEATURES, LOG, by_id, edit_list, flip, git, git_ok, implement, ok, session_environment,
-    shiftkit, use_shims, write,
-)  # fmt: skip
+    FEATURES,
+    LOG,
+    by_id,
+    edit_list,
+    flip,
+    git,
+    git_ok,
+    implement,
+    ok,
+    session_environment,
+    shiftkit,
+    use_shims,
+    write,
+)
+
 from shiftkit.core import features, progress
 
 PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")  # what only the machine's owner can do
 
 
 @pytest.fixture(scope="module")
-def tamper_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
-                isolated_home: Path) -> Iterator[Path]:  # fmt: skip
+def tamper_base(
+    pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Iterator[Path]:
     """F000 passing, F001 with one failed attempt, F002 and F003 open, a few log entries."""
     base = tmp_path_factory.mktemp("tamper") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
@@ -72,8 +84,19 @@ def s_reorder(p: Path) -> str:
 
 
 def s_append_passing(p: Path) -> str:
-    edit_list(p, lambda items: items.append({"id": "F009", "category": "c", "description": "free",
-                                             "steps": ["s"], "verify": "true", "passes": True}))
+    edit_list(
+        p,
+        lambda items: items.append(
+            {
+                "id": "F009",
+                "category": "c",
+                "description": "free",
+                "steps": ["s"],
+                "verify": "true",
+                "passes": True,
+            }
+        ),
+    )
     return "Add a feature that already works"
 
 
@@ -83,8 +106,12 @@ def s_duplicate_id(p: Path) -> str:
 
 
 def s_missing_field(p: Path) -> str:
-    edit_list(p, lambda items: items.append({"id": "F009", "description": "no category",
-                                             "steps": ["s"], "passes": False}))
+    edit_list(
+        p,
+        lambda items: items.append(
+            {"id": "F009", "description": "no category", "steps": ["s"], "passes": False}
+        ),
+    )
     return "Add a feature without a category"
 
 
@@ -134,7 +161,9 @@ def s_log_rewritten(p: Path) -> str:
     path = p / LOG
     text = path.read_text()
     entry = progress.parse(text).entries[0]
-    path.write_text(text.replace(entry.text, entry.text.replace("the environment builds", "it all worked")))
+    path.write_text(
+        text.replace(entry.text, entry.text.replace("the environment builds", "it all worked"))
+    )
     return "Tidy up the progress log"
 
 
@@ -148,21 +177,46 @@ def s_loosened_schema(p: Path) -> str:
     schema = json.loads(schema_path.read_text())
     schema["$defs"]["feature"]["additionalProperties"] = True
     schema_path.write_text(json.dumps(schema, indent=2))
-    edit_list(p, lambda items: items.append({"id": "F009", "category": "c", "description": "d",
-                                             "steps": ["s"], "passes": False, "owner": "me"}))
+    edit_list(
+        p,
+        lambda items: items.append(
+            {
+                "id": "F009",
+                "category": "c",
+                "description": "d",
+                "steps": ["s"],
+                "passes": False,
+                "owner": "me",
+            }
+        ),
+    )
     return "Add F009 with an owner field"
 
 
 CATALOGUE = [
-    (s_edit_description, 2), (s_edit_steps, 2), (s_edit_verify, 2), (s_delete, 2), (s_reorder, 2),
-    (s_append_passing, 2), (s_duplicate_id, 1), (s_missing_field, 1), (s_two_flips, 3),
-    (s_failing_verifier, 4), (s_no_log_entry, 5), (s_message_not_naming, 5),
-    (s_claimed_elsewhere, 6), (s_attempts_decreased, 7), (s_log_rewritten, 8), (s_wip, 9),
+    (s_edit_description, 2),
+    (s_edit_steps, 2),
+    (s_edit_verify, 2),
+    (s_delete, 2),
+    (s_reorder, 2),
+    (s_append_passing, 2),
+    (s_duplicate_id, 1),
+    (s_missing_field, 1),
+    (s_two_flips, 3),
+    (s_failing_verifier, 4),
+    (s_no_log_entry, 5),
+    (s_message_not_naming, 5),
+    (s_claimed_elsewhere, 6),
+    (s_attempts_decreased, 7),
+    (s_log_rewritten, 8),
+    (s_wip, 9),
     (s_loosened_schema, 1),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("scenario", "rule"), CATALOGUE, ids=[s.__name__[2:] for s, _ in CATALOGUE])
+@pytest.mark.parametrize(
+    ("scenario", "rule"), CATALOGUE, ids=[s.__name__[2:] for s, _ in CATALOGUE]
+)
 def test_tamper_is_refused(project: Path, scenario: Callable[[Path], str], rule: int) -> None:
     before = git_ok(project, "rev-parse", "HEAD")
     message = scenario(project)
@@ -202,8 +256,12 @@ def test_hand_flip_through_the_hooks_gets_trailers_and_passes_audit(project: Pat
 def test_override_trailer_allows_rule_2_and_audit_lists_it(project: Path) -> None:
     s_edit_description(project)
     git_ok(project, "add", "-A")
-    result = git(project, "commit", "-m", "Clarify F002\n\nShiftkit-Override: the customer rewrote the spec")
-    assert result.returncode == 0, result.output  # (the framework shows a passing hook's notice only with verbose)
+    result = git(
+        project, "commit", "-m", "Clarify F002\n\nShiftkit-Override: the customer rewrote the spec"
+    )
+    assert result.returncode == 0, (
+        result.output
+    )  # (the framework shows a passing hook's notice only with verbose)
     audit = shiftkit(project, "audit")
     assert audit.returncode == 0, audit.output
     assert "override" in audit.stdout and "the customer rewrote the spec" in audit.stdout
@@ -230,14 +288,18 @@ def test_bypasses_land_and_audit_names_each_commit(tamper_base: Path, tmp_path: 
     start = git_ok(project, "rev-parse", "HEAD").strip()
     # 1. --no-verify (and past the reference-transaction hook, which refuses it)
     _sub_flip_without_hooks(project)
-    git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F002: subtract two numbers")
+    git_ok(
+        project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F002: subtract two numbers"
+    )
     no_verify = git_ok(project, "rev-parse", "HEAD").strip()
     # 2. cherry-pick of a flip made on a side branch
     git_ok(project, "checkout", "-q", "-b", "side")
     implement(project, "mul")
     flip(project, "F003")
     git_ok(project, "add", "-A")
-    git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F003: multiply two numbers")
+    git_ok(
+        project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", "F003: multiply two numbers"
+    )
     git_ok(project, "checkout", "-q", "-")
     git_ok(project, *PAST_ALL_HOOKS, "cherry-pick", "side")
     picked = git_ok(project, "rev-parse", "HEAD").strip()
@@ -266,8 +328,10 @@ def test_reverify_catches_a_forged_verified_trailer(tamper_base: Path, tmp_path:
     flip(project, "F002")
     git_ok(project, "add", "-A")
     tree = git_ok(project, "write-tree").strip()
-    message = (f"F002: subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
-               f"Shiftkit-Claim: 0123456789abcdef0123456789abcdef01234567\n")
+    message = (
+        f"F002: subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
+        f"Shiftkit-Claim: 0123456789abcdef0123456789abcdef01234567\n"
+    )
     git_ok(project, *PAST_ALL_HOOKS, "commit", "-q", "--no-verify", "-m", message)
     plain = shiftkit(project, "audit", "--since", start)
     assert plain.returncode == 0, plain.output  # the trailer looks right

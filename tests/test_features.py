@@ -41,7 +41,8 @@ def test_flipping_passes_changes_exactly_one_line() -> None:
     before = make(10)
     after = before.replace_feature(before.features[4]._replace(passes=True))
     diff = [
-        line for line in difflib.unified_diff(
+        line
+        for line in difflib.unified_diff(
             features.dumps(before).splitlines(), features.dumps(after).splitlines(), n=0
         )
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
@@ -52,8 +53,17 @@ def test_flipping_passes_changes_exactly_one_line() -> None:
 def test_serialization_fixed_key_order_and_trailing_newline() -> None:
     text = features.dumps(make(1, core=True, depends_on=[], attempts=1))
     assert text.endswith("}\n")
-    keys = [line.strip().split('"')[1] for line in text.splitlines() if line.startswith("      \"")]
-    assert keys == ["id", "category", "description", "steps", "verify", "core", "passes", "attempts"]
+    keys = [line.strip().split('"')[1] for line in text.splitlines() if line.startswith('      "')]
+    assert keys == [
+        "id",
+        "category",
+        "description",
+        "steps",
+        "verify",
+        "core",
+        "passes",
+        "attempts",
+    ]
 
 
 def test_legacy_import_keeps_order_and_passes_and_assigns_ids() -> None:
@@ -69,8 +79,10 @@ def test_legacy_import_keeps_order_and_passes_and_assigns_ids() -> None:
 
 
 def test_legacy_error_names_array_path() -> None:
-    legacy = [{"category": "c", "description": "d", "steps": ["s"], "passes": False},
-              {"category": "c", "description": "d", "passes": False}]
+    legacy = [
+        {"category": "c", "description": "d", "steps": ["s"], "passes": False},
+        {"category": "c", "description": "d", "passes": False},
+    ]
     with pytest.raises(BadInput, match=r"legacy.json: \$\[1\]: 'steps' is a required property"):
         features.loads_any(json.dumps(legacy), "legacy.json")
 
@@ -83,14 +95,32 @@ def test_loads_rejects_legacy_with_hint() -> None:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda d: d["features"][3].update(steps=[]), r"\$\.features\[3\]\.steps: \[\] should be non-empty"),
-        (lambda d: d["features"][2].update(passes="yes"), r"\$\.features\[2\]\.passes: 'yes' is not of type 'boolean'"),
-        (lambda d: d["features"][1].pop("description"), r"\$\.features\[1\]: 'description' is a required property"),
-        (lambda d: d["features"][1].update(colour="red"), r"\$\.features\[1\]: Additional properties"),
+        (
+            lambda d: d["features"][3].update(steps=[]),
+            r"\$\.features\[3\]\.steps: \[\] should be non-empty",
+        ),
+        (
+            lambda d: d["features"][2].update(passes="yes"),
+            r"\$\.features\[2\]\.passes: 'yes' is not of type 'boolean'",
+        ),
+        (
+            lambda d: d["features"][1].pop("description"),
+            r"\$\.features\[1\]: 'description' is a required property",
+        ),
+        (
+            lambda d: d["features"][1].update(colour="red"),
+            r"\$\.features\[1\]: Additional properties",
+        ),
         (lambda d: d["features"][4].update(id="F 4"), r"\$\.features\[4\]\.id"),
         (lambda d: d["features"][4].update(attempts=-1), r"\$\.features\[4\]\.attempts"),
-        (lambda d: d["features"][4].update(id="F000"), r"\$\.features\[4\]\.id: duplicate id 'F000'"),
-        (lambda d: d["features"][4].update(depends_on=["F999"]), r"depends_on\[0\]: unknown feature id 'F999'"),
+        (
+            lambda d: d["features"][4].update(id="F000"),
+            r"\$\.features\[4\]\.id: duplicate id 'F000'",
+        ),
+        (
+            lambda d: d["features"][4].update(depends_on=["F999"]),
+            r"depends_on\[0\]: unknown feature id 'F999'",
+        ),
         (lambda d: d.update(extra=1), r"\$: Additional properties"),
     ],
 )

@@ -34,8 +34,11 @@ settings.register_profile(
     "shiftkit-fuzz",
     deadline=None,
     database=None,  # nothing written into the repository
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 settings.load_profile("shiftkit-fuzz")
 
@@ -66,8 +69,9 @@ ids = st.from_regex(ID_RE, fullmatch=True).filter(
 # Text as an agent writes it (any Unicode but lone surrogates) with something visible.
 texts = st.text(max_size=20).filter(lambda s: re.search(r"\S", s) is not None)
 attempt_counts = st.integers(min_value=0, max_value=10**6)
-blocks = st.builds(features.Blocked, reason=texts, since=st.text(min_size=1, max_size=30),
-                   attempts=attempt_counts)
+blocks = st.builds(
+    features.Blocked, reason=texts, since=st.text(min_size=1, max_size=30), attempts=attempt_counts
+)
 
 
 @st.composite
@@ -76,19 +80,22 @@ def feature_lists(draw: st.DrawFn, max_size: int = 5) -> features.FeatureList:
     items = []
     for position, feature_id in enumerate(chosen):
         others = [i for i in chosen if i != feature_id]
-        items.append(features.Feature(
-            id=feature_id,
-            category=draw(texts),
-            description=draw(texts),
-            steps=tuple(draw(st.lists(texts, min_size=1, max_size=3))),
-            verify=draw(st.none() | texts),
-            core=draw(st.booleans()),
-            depends_on=tuple(draw(st.lists(st.sampled_from(others), unique=True, max_size=3)))
-            if others else (),
-            passes=draw(st.booleans()),
-            attempts=draw(attempt_counts),
-            blocked=draw(st.none() | blocks),
-        ))
+        items.append(
+            features.Feature(
+                id=feature_id,
+                category=draw(texts),
+                description=draw(texts),
+                steps=tuple(draw(st.lists(texts, min_size=1, max_size=3))),
+                verify=draw(st.none() | texts),
+                core=draw(st.booleans()),
+                depends_on=tuple(draw(st.lists(st.sampled_from(others), unique=True, max_size=3)))
+                if others
+                else (),
+                passes=draw(st.booleans()),
+                attempts=draw(attempt_counts),
+                blocked=draw(st.none() | blocks),
+            )
+        )
         del position
     schema_ref = draw(st.sampled_from([features.SCHEMA_REF, None]) | st.text(max_size=20))
     return features.FeatureList(items, schema_ref)
@@ -114,15 +121,16 @@ def test_flipping_one_feature_changes_exactly_one_line(
     before = features.dumps(feature_list).split("\n")
     after = features.dumps(flipped).split("\n")
     assert len(before) == len(after)
-    changed = [i for i, (a, b) in enumerate(zip(before, after)) if a != b]
+    changed = [i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b]
     assert len(changed) == 1
     assert '"passes"' in after[changed[0]]
 
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -143,10 +151,27 @@ def check_loads(text: str, source: str = "features.json") -> features.FeatureLis
 
 @settings(max_examples=examples(200))
 @given(json_values)
-@example({"features": [{"id": "F1\n", "category": "c", "description": "d", "steps": ["s"],
-                        "passes": False}]})
-@example({"features": [{"id": "F1", "category": "c", "description": "d", "steps": ["s"],
-                        "passes": False, "attempts": 2.0}]})
+@example(
+    {
+        "features": [
+            {"id": "F1\n", "category": "c", "description": "d", "steps": ["s"], "passes": False}
+        ]
+    }
+)
+@example(
+    {
+        "features": [
+            {
+                "id": "F1",
+                "category": "c",
+                "description": "d",
+                "steps": ["s"],
+                "passes": False,
+                "attempts": 2.0,
+            }
+        ]
+    }
+)
 def test_arbitrary_json_parses_or_is_bad_input(value: Any) -> None:
     text = json.dumps(value)
     loaded = check_loads(text)
@@ -162,8 +187,9 @@ def _document(feature_list: features.FeatureList) -> dict[str, Any]:
     return loaded
 
 
-field_names = st.sampled_from(features.DEFINITION_FIELDS + features.STATUS_FIELDS
-                              + ("$schema", "features", "extra"))
+field_names = st.sampled_from(
+    features.DEFINITION_FIELDS + features.STATUS_FIELDS + ("$schema", "features", "extra")
+)
 
 
 @st.composite
@@ -172,8 +198,9 @@ def mutated_documents(draw: st.DrawFn) -> tuple[str, str]:
     document = _document(draw(feature_lists(max_size=4).filter(lambda fl: len(fl) > 0)))
     items = document["features"]
     index = draw(st.integers(0, len(items) - 1))
-    kind = draw(st.sampled_from(["drop", "wrong-type", "duplicate", "truncate", "bytes",
-                                 "blocked", "top"]))
+    kind = draw(
+        st.sampled_from(["drop", "wrong-type", "duplicate", "truncate", "bytes", "blocked", "top"])
+    )
     if kind == "drop":
         key = draw(st.sampled_from(sorted(items[index])))
         del items[index][key]
@@ -182,8 +209,11 @@ def mutated_documents(draw: st.DrawFn) -> tuple[str, str]:
     elif kind == "duplicate":
         items.append(dict(items[index]))
     elif kind == "blocked":
-        items[index]["blocked"] = draw(st.dictionaries(
-            st.sampled_from(["reason", "since", "attempts", "x"]), json_values, max_size=4))
+        items[index]["blocked"] = draw(
+            st.dictionaries(
+                st.sampled_from(["reason", "since", "attempts", "x"]), json_values, max_size=4
+            )
+        )
     elif kind == "top":
         document[draw(field_names)] = draw(json_values)
     text = json.dumps(document, indent=2, ensure_ascii=draw(st.booleans())) + "\n"
@@ -209,10 +239,16 @@ def test_mutated_lists_parse_or_name_the_problem(case: tuple[str, str]) -> None:
 
 
 @settings(max_examples=examples(150))
-@given(st.binary(max_size=200) | feature_lists(max_size=2).map(
-    lambda fl: features.dumps(fl).encode("utf-8")).flatmap(
-    lambda raw: st.tuples(st.just(raw), st.integers(0, len(raw)), st.binary(min_size=1, max_size=4))
-    .map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1]:])))
+@given(
+    st.binary(max_size=200)
+    | feature_lists(max_size=2)
+    .map(lambda fl: features.dumps(fl).encode("utf-8"))
+    .flatmap(
+        lambda raw: st.tuples(
+            st.just(raw), st.integers(0, len(raw)), st.binary(min_size=1, max_size=4)
+        ).map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :])
+    )
+)
 def test_any_bytes_read_from_disk_parse_or_are_bad_input(raw: bytes) -> None:
     from shiftkit.edge import project
 
@@ -244,9 +280,20 @@ def test_random_text_parses_or_is_bad_input(text: str) -> None:
 
 
 @settings(max_examples=examples(100))
-@given(st.lists(json_values | st.fixed_dictionaries(
-    {"category": texts, "description": texts, "steps": st.lists(texts, min_size=1),
-     "passes": st.booleans()}), max_size=5))
+@given(
+    st.lists(
+        json_values
+        | st.fixed_dictionaries(
+            {
+                "category": texts,
+                "description": texts,
+                "steps": st.lists(texts, min_size=1),
+                "passes": st.booleans(),
+            }
+        ),
+        max_size=5,
+    )
+)
 def test_legacy_arrays_import_or_are_bad_input(items: list[Any]) -> None:
     try:
         features.loads_any(json.dumps(items), "legacy.json")
@@ -255,6 +302,7 @@ def test_legacy_arrays_import_or_are_bad_input(items: list[Any]) -> None:
 
 
 # -- .shiftkit.toml ------------------------------------------------------------------------
+
 
 def toml_string(value: str) -> str:
     escaped = []
@@ -285,12 +333,14 @@ def toml_value(value: Any) -> str:
     return "{" + ", ".join(f"{toml_string(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
-toml_scalars = (st.booleans() | st.integers(-5, 10**4) | st.integers() | st.floats()
-                | st.text(max_size=15))
+toml_scalars = (
+    st.booleans() | st.integers(-5, 10**4) | st.integers() | st.floats() | st.text(max_size=15)
+)
 toml_values = st.recursive(
     toml_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 TOP_KEYS = [k for k in config.Config._fields if k not in ("log", "claims")]
@@ -312,8 +362,12 @@ def right_value(cls: Any, key: str) -> st.SearchStrategy[Any]:
 def config_tables(draw: st.DrawFn) -> dict[str, Any]:
     def table(cls: Any, keys: list[str]) -> dict[str, Any]:
         chosen = draw(st.lists(st.sampled_from(keys), unique=True, max_size=len(keys)))
-        values = {k: draw(right_value(cls, k) | toml_values if draw(st.booleans())
-                          else right_value(cls, k)) for k in chosen}
+        values = {
+            k: draw(
+                right_value(cls, k) | toml_values if draw(st.booleans()) else right_value(cls, k)
+            )
+            for k in chosen
+        }
         if draw(st.integers(0, 9)) == 0:
             values[draw(st.text(min_size=1, max_size=10))] = draw(toml_values)
         return values
@@ -331,8 +385,11 @@ def config_tables(draw: st.DrawFn) -> dict[str, Any]:
 
 def render_toml(document: dict[str, Any]) -> str:
     # Plain values first: after a [table] header they would belong to the table.
-    lines = [f"{toml_string(name)} = {toml_value(value)}"
-             for name, value in document.items() if not isinstance(value, dict)]
+    lines = [
+        f"{toml_string(name)} = {toml_value(value)}"
+        for name, value in document.items()
+        if not isinstance(value, dict)
+    ]
     for name, table in document.items():
         if not isinstance(table, dict):
             continue
@@ -362,8 +419,11 @@ def expected_problem(document: dict[str, Any]) -> bool:
             if key in config._CHOICES and value not in config._CHOICES[key]:
                 return True
             minimum = 0 if key == "regression_sample" else 1
-            if type(value) is int and key in config._POSITIVE | {"regression_sample"} \
-                    and value < minimum:
+            if (
+                type(value) is int
+                and key in config._POSITIVE | {"regression_sample"}
+                and value < minimum
+            ):
                 return True
         return False
 
@@ -391,8 +451,12 @@ def test_config_tables_parse_or_name_the_key(document: dict[str, Any]) -> None:
 
 
 @settings(max_examples=examples(150))
-@given(st.text(max_size=200) | st.sampled_from(["[shiftkit]\n", "[shiftkit.log]\n"]).flatmap(
-    lambda head: st.text(max_size=100).map(lambda tail: head + tail)))
+@given(
+    st.text(max_size=200)
+    | st.sampled_from(["[shiftkit]\n", "[shiftkit.log]\n"]).flatmap(
+        lambda head: st.text(max_size=100).map(lambda tail: head + tail)
+    )
+)
 @example("[shiftkit]\nmax_attempts = " + "1" * 5000)
 @example("x = " + "[" * 100_000)
 @example('[shiftkit]\n"a\\nb" = 1\n')
@@ -408,14 +472,19 @@ def test_random_config_text_parses_or_is_bad_input(text: str) -> None:
 
 times = st.builds(
     lambda y, mo, d, h, mi: f"{y:04d}-{mo:02d}-{d:02d} {h:02d}:{mi:02d} UTC",
-    st.integers(2000, 2099), st.integers(1, 12), st.integers(1, 28), st.integers(0, 23),
+    st.integers(2000, 2099),
+    st.integers(1, 12),
+    st.integers(1, 28),
+    st.integers(0, 23),
     st.integers(0, 59),
 )
 bases = st.from_regex(r"[0-9a-f]{4,40}", fullmatch=True) | st.just("-")
 outcomes = st.text(max_size=30)
 bodies = st.text(max_size=120) | st.lists(
     st.sampled_from(["## 2026-01-01 00:00 UTC | F1 | passed | abcd", "", "text", "  ", "\r"])
-    | st.text(max_size=20), max_size=6).map("\n".join)
+    | st.text(max_size=20),
+    max_size=6,
+).map("\n".join)
 heads = st.text(max_size=80).filter(lambda s: progress.HEADER.search(s) is None)
 entry_args = st.tuples(times, ids, outcomes, bases, bodies)
 
@@ -433,22 +502,35 @@ def build_log(head: str, entries: list[tuple[str, str, str, str, str]]) -> tuple
 
 @settings(max_examples=examples(150))
 @given(heads, st.lists(entry_args, max_size=8))
-def test_appended_entries_parse_back(head: str, entries: list[tuple[str, str, str, str, str]]
-                                     ) -> None:
+def test_appended_entries_parse_back(
+    head: str, entries: list[tuple[str, str, str, str, str]]
+) -> None:
     text, blocks = build_log(head, entries)
     log = progress.parse(text)
     assert log.text() == text
     assert [e.key for e in log.entries] == [b.rstrip("\n") for b in blocks]
-    for entry, (time, feature, _, base, _) in zip(log.entries, entries):
+    for entry, (time, feature, _, base, _) in zip(log.entries, entries, strict=True):
         assert (entry.time, entry.feature, entry.base) == (time, feature, base)
         assert entry.outcome and "|" not in entry.outcome
 
 
 @settings(max_examples=examples(150))
-@given(st.text(max_size=400) | st.lists(
-    st.sampled_from(["## 2026-11-29 14:05 UTC | F012 | passed | a1b2c3d", "body", "",
-                     "## 2026-11-29 14:05 UTC | F 1 | x | zz", "[shiftkit] 3 earlier"])
-    | st.text(max_size=30), max_size=12).map("\n".join))
+@given(
+    st.text(max_size=400)
+    | st.lists(
+        st.sampled_from(
+            [
+                "## 2026-11-29 14:05 UTC | F012 | passed | a1b2c3d",
+                "body",
+                "",
+                "## 2026-11-29 14:05 UTC | F 1 | x | zz",
+                "[shiftkit] 3 earlier",
+            ]
+        )
+        | st.text(max_size=30),
+        max_size=12,
+    ).map("\n".join)
+)
 def test_random_text_never_crashes_the_log_parser(text: str) -> None:
     log = progress.parse(text)
     assert log.text() == text
@@ -471,9 +553,13 @@ def raw_entry(args: tuple[str, str, str, str, str], blank_line: bool) -> str:
 
 
 @settings(max_examples=examples(120))
-@given(heads, st.lists(st.tuples(entry_args, st.booleans()), min_size=1, max_size=10),
-       st.lists(st.tuples(entry_args, st.booleans()), max_size=3),
-       st.integers(1, 6), st.data())
+@given(
+    heads,
+    st.lists(st.tuples(entry_args, st.booleans()), min_size=1, max_size=10),
+    st.lists(st.tuples(entry_args, st.booleans()), max_size=3),
+    st.integers(1, 6),
+    st.data(),
+)
 def test_prune_keeps_every_entry_verbatim(
     head: str, entries: list[Any], archived: list[Any], keep: int, data: st.DataObject
 ) -> None:
@@ -504,7 +590,8 @@ def test_prune_keeps_every_entry_verbatim(
     assert is_subsequence([e.text for e in new_log.entries], [e.text for e in log.entries])
     # Nothing lost: log + archive hold every entry, each part in its original order.
     assert [e.key for e in new_archive.entries] == (
-        [e.key for e in progress.parse(archive_text).entries] + moved_keys)
+        [e.key for e in progress.parse(archive_text).entries] + moved_keys
+    )
     assert sorted(moved_keys + kept_keys) == sorted(old_keys)
     assert is_subsequence(moved_keys, old_keys) and is_subsequence(kept_keys, old_keys)
     assert len(new_log.entries) <= max(keep, len(entries)) + len(blocked)
@@ -519,9 +606,25 @@ def test_prune_keeps_every_entry_verbatim(
 # -- commit messages -----------------------------------------------------------------------
 
 message_texts = st.text(max_size=300) | st.lists(
-    st.sampled_from(["", "# comment", "Subject line", "F012: add the list", "wip", "  ",
-                     "Shiftkit-Override: reason", "Key: value", "\t", "x" * 80, "a\r",
-                     messages.SCISSORS]) | st.text(max_size=40), max_size=10).map("\n".join)
+    st.sampled_from(
+        [
+            "",
+            "# comment",
+            "Subject line",
+            "F012: add the list",
+            "wip",
+            "  ",
+            "Shiftkit-Override: reason",
+            "Key: value",
+            "\t",
+            "x" * 80,
+            "a\r",
+            messages.SCISSORS,
+        ]
+    )
+    | st.text(max_size=40),
+    max_size=10,
+).map("\n".join)
 
 
 @settings(max_examples=examples(300))
@@ -542,12 +645,16 @@ def test_message_functions_never_crash(raw: str) -> None:
 
 
 @settings(max_examples=examples(100))
-@given(st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs", "Zl", "Zp")),
-                        min_size=1, max_size=30).filter(lambda s: s.strip(" \t\r\n")
-                                                         and not s.startswith("#")
-                                                         and "\n" not in s),
-                min_size=1, max_size=5),
-       st.text(max_size=40))
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.characters(exclude_categories=("Cs", "Zl", "Zp")), min_size=1, max_size=30
+        ).filter(lambda s: s.strip(" \t\r\n") and not s.startswith("#") and "\n" not in s),
+        min_size=1,
+        max_size=5,
+    ),
+    st.text(max_size=40),
+)
 def test_subject_is_the_first_paragraph_joined(lines: list[str], rest: str) -> None:
     raw = "\n".join(lines) + "\n\n" + rest
     expected = " ".join(line.rstrip(" \t\r") for line in lines).strip()
@@ -559,72 +666,197 @@ def test_subject_is_the_first_paragraph_joined(lines: list[str], rest: str) -> N
 
 
 git_message_texts = st.lists(
-    st.sampled_from(["", "# comment", "#", "Subject", "  indented", "trailing  ", "\t",
-                     "a\r", "b\x0b", "c\x0c", " ", "Key: value", "é\u2028x"])
-    | st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\0"),
-              max_size=20),
-    max_size=8).map("\n".join)
+    st.sampled_from(
+        [
+            "",
+            "# comment",
+            "#",
+            "Subject",
+            "  indented",
+            "trailing  ",
+            "\t",
+            "a\r",
+            "b\x0b",
+            "c\x0c",
+            " ",
+            "Key: value",
+            "é\u2028x",
+        ]
+    )
+    | st.text(
+        alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\0"), max_size=20
+    ),
+    max_size=8,
+).map("\n".join)
 
 
 @settings(max_examples=examples(60))
 @given(git_message_texts)
 def test_message_body_matches_git_stripspace(raw: str) -> None:
-    proc = subprocess.run(["git", "stripspace", "--strip-comments"], input=raw.encode("utf-8"),
-                          capture_output=True, check=True)
+    proc = subprocess.run(
+        ["git", "stripspace", "--strip-comments"],
+        input=raw.encode("utf-8"),
+        capture_output=True,
+        check=True,
+    )
     assert messages.message_body(raw) == proc.stdout.decode("utf-8").rstrip("\n")
 
 
 # -- the command line, one process per example ---------------------------------------------
 
-COMMANDS = ["status", "next", "show", "claim", "verify", "finish", "revert", "add", "import",
-            "validate", "log", "decide", "note", "audit", "guard", "stop-check", "claims",
-            "release", "unblock", "hook", "start", "new", "install-hooks", "merge-features",
-            "demo", "bootstrap"]
-OPTIONS = ["--json", "--id", "--description", "--step", "--verify", "--category", "--core",
-           "--depends-on", "-m", "--message", "--note", "--reason", "--why", "--rejected",
-           "--decision", "--since", "--reverify", "--prune", "--steal", "--brief", "--no-check",
-           "--force", "--data", "--defaults", "--features", "-o", "--output", "--help", "-h",
-           "--version", "--", "-", "pre-commit", "commit-msg", "--features-import"]
-IDS = ["F000", "F001", "F999", "", "HEAD", "features.json", ".shiftkit.toml",
-       "claude-progress.txt", "..", "/", "../..", "a b", "--x"]
+COMMANDS = [
+    "status",
+    "next",
+    "show",
+    "claim",
+    "verify",
+    "finish",
+    "revert",
+    "add",
+    "import",
+    "validate",
+    "log",
+    "decide",
+    "note",
+    "audit",
+    "guard",
+    "stop-check",
+    "claims",
+    "release",
+    "unblock",
+    "hook",
+    "start",
+    "new",
+    "install-hooks",
+    "merge-features",
+    "demo",
+    "bootstrap",
+]
+OPTIONS = [
+    "--json",
+    "--id",
+    "--description",
+    "--step",
+    "--verify",
+    "--category",
+    "--core",
+    "--depends-on",
+    "-m",
+    "--message",
+    "--note",
+    "--reason",
+    "--why",
+    "--rejected",
+    "--decision",
+    "--since",
+    "--reverify",
+    "--prune",
+    "--steal",
+    "--brief",
+    "--no-check",
+    "--force",
+    "--data",
+    "--defaults",
+    "--features",
+    "-o",
+    "--output",
+    "--help",
+    "-h",
+    "--version",
+    "--",
+    "-",
+    "pre-commit",
+    "commit-msg",
+    "--features-import",
+]
+IDS = [
+    "F000",
+    "F001",
+    "F999",
+    "",
+    "HEAD",
+    "features.json",
+    ".shiftkit.toml",
+    "claude-progress.txt",
+    "..",
+    "/",
+    "../..",
+    "a b",
+    "--x",
+]
 non_utf8 = st.binary(min_size=1, max_size=6).map(os.fsdecode)
-tokens = (st.sampled_from(OPTIONS) | st.sampled_from(IDS) | st.sampled_from(COMMANDS)
-          | st.text(max_size=12).filter(lambda s: "\0" not in s) | non_utf8.filter(
-              lambda s: "\0" not in s))
+tokens = (
+    st.sampled_from(OPTIONS)
+    | st.sampled_from(IDS)
+    | st.sampled_from(COMMANDS)
+    | st.text(max_size=12).filter(lambda s: "\0" not in s)
+    | non_utf8.filter(lambda s: "\0" not in s)
+)
 arg_text = st.text(max_size=15).filter(lambda s: "\0" not in s) | non_utf8.filter(
-    lambda s: "\0" not in s)
+    lambda s: "\0" not in s
+)
 some_id = st.sampled_from(IDS) | arg_text
 
 
-def with_options(command: list[str], required: dict[str, st.SearchStrategy[str]],
-                 optional: dict[str, st.SearchStrategy[str | None]]
-                 ) -> st.SearchStrategy[list[str]]:
+def with_options(
+    command: list[str],
+    required: dict[str, st.SearchStrategy[str]],
+    optional: dict[str, st.SearchStrategy[str | None]],
+) -> st.SearchStrategy[list[str]]:
     """An invocation of one command with its options and generated values."""
+
     def build(values: tuple[dict[str, str], dict[str, str | None]]) -> list[str]:
         args = list(command)
         for option, value in {**values[0], **values[1]}.items():
             args += [option] if value is None else [option, value]
         return args
 
-    return st.tuples(st.fixed_dictionaries(required),
-                     st.fixed_dictionaries({}, optional=optional)).map(build)
+    return st.tuples(
+        st.fixed_dictionaries(required), st.fixed_dictionaries({}, optional=optional)
+    ).map(build)
 
 
 flag: st.SearchStrategy[str | None] = st.none()
 well_formed = st.one_of(
     some_id.map(lambda i: ["show", i]),
     some_id.map(lambda i: ["show", i, "--json"]),
-    st.sampled_from([["status"], ["status", "--json"], ["next"], ["next", "--json"], ["claims"],
-                     ["claims", "--json"], ["log"], ["log", "--prune"], ["validate"],
-                     ["audit"], ["audit", "--json"], ["start", "--no-check", "--brief"],
-                     ["verify"], ["release"], ["stop-check"], ["claim"]]),
-    with_options(["add"], {"--description": arg_text, "--step": arg_text},
-                 {"--id": some_id, "--verify": arg_text, "--category": arg_text,
-                  "--core": flag, "--depends-on": some_id}),
-    with_options(["decide", "title"], {"--why": arg_text, "--rejected": arg_text},
-                 {"--decision": arg_text}),
+    st.sampled_from(
+        [
+            ["status"],
+            ["status", "--json"],
+            ["next"],
+            ["next", "--json"],
+            ["claims"],
+            ["claims", "--json"],
+            ["log"],
+            ["log", "--prune"],
+            ["validate"],
+            ["audit"],
+            ["audit", "--json"],
+            ["start", "--no-check", "--brief"],
+            ["verify"],
+            ["release"],
+            ["stop-check"],
+            ["claim"],
+        ]
+    ),
+    with_options(
+        ["add"],
+        {"--description": arg_text, "--step": arg_text},
+        {
+            "--id": some_id,
+            "--verify": arg_text,
+            "--category": arg_text,
+            "--core": flag,
+            "--depends-on": some_id,
+        },
+    ),
+    with_options(
+        ["decide", "title"], {"--why": arg_text, "--rejected": arg_text}, {"--decision": arg_text}
+    ),
     st.tuples(arg_text, st.sampled_from([[], ["--why", "w", "--rejected", "r"]])).map(
-        lambda t: ["decide", t[0], *t[1]]),
+        lambda t: ["decide", t[0], *t[1]]
+    ),
     with_options(["unblock", "F000"], {"--note": arg_text}, {}),
     some_id.map(lambda i: ["unblock", i, "--note", "n"]),
     some_id.map(lambda i: ["claim", i]),
@@ -637,9 +869,11 @@ well_formed = st.one_of(
     arg_text.map(lambda t: ["validate", t]),
     arg_text.map(lambda t: ["import", t]),
     st.sampled_from(["features.json", ".shiftkit.toml", "claude-progress.txt", "init.sh"]).map(
-        lambda name: ["import", name]),
+        lambda name: ["import", name]
+    ),
     st.sampled_from(["features.json", ".shiftkit.toml", "claude-progress.txt", ".git/HEAD"]).map(
-        lambda name: ["hook", "commit-msg", name]),
+        lambda name: ["hook", "commit-msg", name]
+    ),
     st.lists(arg_text, max_size=3).map(lambda rest: ["hook", *rest]),
 )
 cli_args = well_formed | st.tuples(
@@ -658,12 +892,19 @@ def child_environment() -> dict[str, str]:
     return env
 
 
-def run_shiftkit(args: list[str], cwd: Path, stdin: bytes = b"",
-                 timeout: float = 90) -> subprocess.CompletedProcess[bytes]:
+def run_shiftkit(
+    args: list[str], cwd: Path, stdin: bytes = b"", timeout: float = 90
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run([sys.executable, "-m", "shiftkit", *args], cwd=cwd, input=stdin,
-                              capture_output=True, env=child_environment(), timeout=timeout,
-                              check=False)
+        return subprocess.run(
+            [sys.executable, "-m", "shiftkit", *args],
+            cwd=cwd,
+            input=stdin,
+            capture_output=True,
+            env=child_environment(),
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:  # pragma: no cover - a hang is a finding
         pytest.fail(f"shiftkit {args!r} did not finish in {timeout} s")
 
@@ -692,16 +933,24 @@ def scaffold_copies(fuzz_scaffold: Path) -> Iterator[Callable[[], Path]]:
 
 def test_the_children_run_this_checkout(tmp_path: Path) -> None:
     code = "import shiftkit; print(shiftkit.__file__)"
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, env=child_environment(), check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=child_environment(),
+        check=True,
+    )
     assert Path(proc.stdout.strip()).is_relative_to(REPO_ROOT)
 
 
 def assert_clean_exit(args: list[str], proc: subprocess.CompletedProcess[bytes]) -> None:
     stderr = proc.stderr.decode("utf-8", "replace")
     stdout = proc.stdout.decode("utf-8", "replace")
-    shown = f"shiftkit {args!r} -> {proc.returncode}\nstdout: {stdout[-2000:]}\n" \
-            f"stderr: {stderr[-2000:]}"
+    shown = (
+        f"shiftkit {args!r} -> {proc.returncode}\nstdout: {stdout[-2000:]}\n"
+        f"stderr: {stderr[-2000:]}"
+    )
     assert proc.returncode in (0, 1, 2, 3), shown
     assert "Traceback" not in stderr, shown
     if proc.returncode != 0 and not (args[0] in STDOUT_REFUSALS and stdout.strip()):
@@ -737,17 +986,28 @@ guard_payloads = (
     st.binary(max_size=100)
     | json_values.map(lambda v: json.dumps(v).encode())
     | st.fixed_dictionaries(
-        {"tool_name": st.sampled_from(["Bash", "Write", "Edit", "MultiEdit", "Read"]) | json_values,
-         "tool_input": st.fixed_dictionaries({}, optional={
-             "command": st.sampled_from(["git commit --no-verify -m x",
-                                         "sed -i s/a/b/ features.json", "ls"])
-             | st.text(max_size=30),
-             "file_path": st.sampled_from(["features.json", "/etc/passwd", ""])
-             | st.text(max_size=20),
-             "content": st.text(max_size=30),
-             "old_string": st.text(max_size=10), "new_string": st.text(max_size=10)})},
-        optional={"cwd": st.sampled_from([".", "/nonexistent", "features.json"])
-                  | st.text(max_size=10)}).map(lambda v: json.dumps(v).encode())
+        {
+            "tool_name": st.sampled_from(["Bash", "Write", "Edit", "MultiEdit", "Read"])
+            | json_values,
+            "tool_input": st.fixed_dictionaries(
+                {},
+                optional={
+                    "command": st.sampled_from(
+                        ["git commit --no-verify -m x", "sed -i s/a/b/ features.json", "ls"]
+                    )
+                    | st.text(max_size=30),
+                    "file_path": st.sampled_from(["features.json", "/etc/passwd", ""])
+                    | st.text(max_size=20),
+                    "content": st.text(max_size=30),
+                    "old_string": st.text(max_size=10),
+                    "new_string": st.text(max_size=10),
+                },
+            ),
+        },
+        optional={
+            "cwd": st.sampled_from([".", "/nonexistent", "features.json"]) | st.text(max_size=10)
+        },
+    ).map(lambda v: json.dumps(v).encode())
 )
 
 
@@ -767,10 +1027,13 @@ def test_guard_never_crashes(scaffold_copies: Callable[[], Path], payload: bytes
     assert proc.returncode in (0, 2), proc.stderr
 
 
-@pytest.mark.parametrize("payload", [
-    b'{"tool_name": ["Bash"], "tool_input": {"command": "ls"}}',  # was a TypeError: unhashable
-    b'{"tool_name": "Write", "tool_input": {"file_path": "a\\u0000b"}}',  # was a ValueError: NUL
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b'{"tool_name": ["Bash"], "tool_input": {"command": "ls"}}',  # was a TypeError: unhashable
+        b'{"tool_name": "Write", "tool_input": {"file_path": "a\\u0000b"}}',  # was a ValueError: NUL
+    ],
+)
 def test_guard_once_crashed_on(fuzz_scaffold: Path, payload: bytes) -> None:
     proc = run_shiftkit(["guard"], fuzz_scaffold, stdin=payload)
     assert_clean_exit(["guard"], proc)

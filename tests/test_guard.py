@@ -50,8 +50,10 @@ DENIED: list[tuple[str, str]] = [
     ("git -c alias.ci='commit -n' ci -m x", "-n"),
     ("echo '[core] hooksPath = /x' >> .git/config", ".git/config"),
     ("sed -i 's/hooks/x/' .git/config", ".git/config"),
-    ("GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/x git commit -m x",
-     "GIT_CONFIG"),
+    (
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath GIT_CONFIG_VALUE_0=/x git commit -m x",
+        "GIT_CONFIG",
+    ),
     ("GIT_CONFIG_PARAMETERS=\"'core.hooksPath'='/x'\" git commit -m x", "GIT_CONFIG"),
     # pre-commit's own switches
     ("SKIP=shiftkit-pre-commit git commit -m 'F001: done'", "SKIP"),
@@ -106,13 +108,15 @@ DENIED: list[tuple[str, str]] = [
     ("shiftkit claim F002 --steal", "a person"),
     ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),
     # features.json rewritten in place
-    ("sed -i 's/\"passes\": false/\"passes\": true/' features.json", "features.json"),
+    ('sed -i \'s/"passes": false/"passes": true/\' features.json', "features.json"),
     ("sed -i.bak -e 's/false/true/' ./features.json", "features.json"),
     ("perl -pi -e 's/false/true/' features.json", "features.json"),
     ("echo '{}' > features.json", "features.json"),
     ("echo '{}' >> features.json", "features.json"),
-    ("jq '.features[0].passes = true' features.json > /tmp/f && mv /tmp/f features.json",
-     "features.json"),
+    (
+        "jq '.features[0].passes = true' features.json > /tmp/f && mv /tmp/f features.json",
+        "features.json",
+    ),
     ("jq '.features[0].passes = true' features.json > features.json", "features.json"),
     ("jq . features.json | sponge features.json", "features.json"),
     ("cat /tmp/new.json | tee features.json", "features.json"),
@@ -124,13 +128,20 @@ DENIED: list[tuple[str, str]] = [
     ("dd if=/tmp/new.json of=features.json", "features.json"),
     ("yq -i '.features[0].passes = true' features.json", "features.json"),
     ("cat > features.json <<'EOF'\n{\"features\": []}\nEOF", "features.json"),
-    (("python3 -c \"import json; d=json.load(open('features.json')); "
-      "json.dump(d, open('features.json','w'))\""), "features.json"),
-    ("python3 - <<'PY'\nfrom pathlib import Path\nPath('features.json').write_text('{}')\nPY",
-     "features.json"),
+    (
+        (
+            "python3 -c \"import json; d=json.load(open('features.json')); "
+            "json.dump(d, open('features.json','w'))\""
+        ),
+        "features.json",
+    ),
+    (
+        "python3 - <<'PY'\nfrom pathlib import Path\nPath('features.json').write_text('{}')\nPY",
+        "features.json",
+    ),
     ("node -e \"require('fs').writeFileSync('features.json', '{}')\"", "features.json"),
     ("ruby -e \"File.write('features.json', '{}')\"", "features.json"),
-    ("perl -e 'open(my $f, \">\", \"features.json\")'", "features.json"),
+    ('perl -e \'open(my $f, ">", "features.json")\'', "features.json"),
     # wrappers looked through
     ("bash -c 'git commit --no-verify -m x'", "no-verify"),
     ("sh -c \"sh -c 'git commit -n -m x'\"", "-n"),
@@ -145,7 +156,7 @@ DENIED: list[tuple[str, str]] = [
     ("echo features.json | xargs sed -i 's/false/true/'", "features.json"),
     ("find . -name features.json -exec sed -i 's/false/true/' {} \\;", "features.json"),
     ("echo $(git commit --no-verify -m x)", "no-verify"),
-    ("x=\"`git commit -n -m y`\"", "-n"),
+    ('x="`git commit -n -m y`"', "-n"),
     ("eval 'git commit --no-verify -m x'", "no-verify"),
     ("bash <<'SH'\ngit commit --no-verify -m x\nSH", "no-verify"),
     ("echo 'git commit -n -m x' | bash", "-n"),
@@ -183,9 +194,9 @@ ALLOWED = [
     # words that only look dangerous: comments, quoted strings, messages
     "ls # features.json > x",
     "ls # git commit --no-verify",
-    "echo \"git commit --no-verify\"",
+    'echo "git commit --no-verify"',
     "echo 'rm -rf .git/hooks'",
-    "git commit -m \"--no-verify mentioned\"",
+    'git commit -m "--no-verify mentioned"',
     "git commit -m 'see features.json > x'",
     "git commit --message='-n'",
     "git commit -m 'Mention --amend and -n in docs' -- docs/",
@@ -251,7 +262,7 @@ ALLOWED = [
     "pre-commit run --all-files",
     "SKIP=1 make test",
     "env | grep SKIP",
-    "export PATH=\"$HOME/bin:$PATH\"",
+    'export PATH="$HOME/bin:$PATH"',
     "export -n SKIP",
     "unset SKIP",
     # everyday commands, wrapped or not
@@ -268,7 +279,7 @@ ALLOWED = [
     "cp README.md /tmp/",
     "sed -i 's/a/b/' README.md",
     "echo hello > notes.txt",
-    "echo \"$(date) done\" >> notes.txt",
+    'echo "$(date) done" >> notes.txt',
 ]
 
 
@@ -308,11 +319,19 @@ def test_split_commands_still_splits() -> None:
 
 # -- file tools ----------------------------------------------------------------------------------
 
-FEATURES = {"features": [
-    {"id": "F000", "category": "c", "description": "d", "steps": ["s"], "passes": True},
-    {"id": "F001", "category": "c", "description": "d", "steps": ["s"], "passes": False,
-     "attempts": 1},
-]}
+FEATURES = {
+    "features": [
+        {"id": "F000", "category": "c", "description": "d", "steps": ["s"], "passes": True},
+        {
+            "id": "F001",
+            "category": "c",
+            "description": "d",
+            "steps": ["s"],
+            "passes": False,
+            "attempts": 1,
+        },
+    ]
+}
 
 
 @pytest.fixture
@@ -323,8 +342,10 @@ def features_file(tmp_path: Path) -> Path:
 
 
 def edit(path: Path, old: str, new: str) -> dict[str, Any]:
-    return {"tool_name": "Edit",
-            "tool_input": {"file_path": str(path), "old_string": old, "new_string": new}}
+    return {
+        "tool_name": "Edit",
+        "tool_input": {"file_path": str(path), "old_string": old, "new_string": new},
+    }
 
 
 def write(path: Path, content: str) -> dict[str, Any]:
@@ -340,39 +361,59 @@ def test_file_tools_on_the_feature_list(features_file: Path) -> None:
     assert "'attempts'" in (guard.decide(reset, root, "features.json") or "")
     blocked = edit(features_file, '"attempts": 1', '"attempts": 1, "blocked": {"reason": "x"}')
     assert "'blocked'" in (guard.decide(blocked, root, "features.json") or "")
-    appended: dict[str, Any] = dict(FEATURES, features=FEATURES["features"] + [
-        {"id": "F002", "category": "c", "description": "new", "steps": ["s"], "passes": False}])
-    assert guard.decide(write(features_file, json.dumps(appended, indent=2)), root,
-                        "features.json") is None  # appending stays allowed
+    appended: dict[str, Any] = dict(
+        FEATURES,
+        features=FEATURES["features"]
+        + [{"id": "F002", "category": "c", "description": "new", "steps": ["s"], "passes": False}],
+    )
+    assert (
+        guard.decide(write(features_file, json.dumps(appended, indent=2)), root, "features.json")
+        is None
+    )  # appending stays allowed
     appended["features"][-1]["passes"] = True
-    assert "already passing" in (guard.decide(write(features_file, json.dumps(appended)), root,
-                                              "features.json") or "")
+    assert "already passing" in (
+        guard.decide(write(features_file, json.dumps(appended)), root, "features.json") or ""
+    )
     removed = write(features_file, json.dumps({"features": FEATURES["features"][:1]}))
     assert "removes F001" in (guard.decide(removed, root, "features.json") or "")
     relative = edit(Path("features.json"), '"passes": false', '"passes": true')
     assert guard.decide(relative, root, "features.json") is not None
     other = edit(root / "README.md", "a", "b")
     assert guard.decide(other, root, "features.json") is None
-    multi = {"tool_name": "MultiEdit", "tool_input": {"file_path": str(features_file), "edits": [
-        {"old_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
-                       '      "passes": false',
-         "new_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
-                       '      "passes": true'}]}}
+    multi = {
+        "tool_name": "MultiEdit",
+        "tool_input": {
+            "file_path": str(features_file),
+            "edits": [
+                {
+                    "old_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
+                    '      "passes": false',
+                    "new_string": '"description": "d",\n      "steps": [\n        "s"\n      ],\n'
+                    '      "passes": true',
+                }
+            ],
+        },
+    }
     assert text.count('"passes": false') == 1
     assert guard.decide(multi, root, "features.json") is not None
 
 
-@pytest.mark.parametrize(("relative", "mentions"), [
-    (".git/hooks/pre-commit", ".git/hooks"),
-    (".git/config", ".git/config"),
-    (".git/shiftkit/claim.json", ".git/shiftkit"),
-    (".shiftkit.toml", ".shiftkit.toml"),
-    (".shiftkit/allowed_signers", "allowed_signers"),
-])
+@pytest.mark.parametrize(
+    ("relative", "mentions"),
+    [
+        (".git/hooks/pre-commit", ".git/hooks"),
+        (".git/config", ".git/config"),
+        (".git/shiftkit/claim.json", ".git/shiftkit"),
+        (".shiftkit.toml", ".shiftkit.toml"),
+        (".shiftkit/allowed_signers", "allowed_signers"),
+    ],
+)
 def test_file_tools_on_protected_files(tmp_path: Path, relative: str, mentions: str) -> None:
-    for payload in (write(tmp_path / relative, "x"), edit(tmp_path / relative, "a", "b"),
-                    {"tool_name": "NotebookEdit",
-                     "tool_input": {"notebook_path": str(tmp_path / relative)}}):
+    for payload in (
+        write(tmp_path / relative, "x"),
+        edit(tmp_path / relative, "a", "b"),
+        {"tool_name": "NotebookEdit", "tool_input": {"notebook_path": str(tmp_path / relative)}},
+    ):
         reason = guard.decide(payload, tmp_path, "features.json")
         assert reason is not None and mentions in reason, (payload, reason)
         assert guard.decide(payload, None, "features.json") is not None
@@ -387,20 +428,27 @@ def test_file_tools_elsewhere_are_allowed(tmp_path: Path) -> None:
 
 
 def pre_tool_use(tool_input: Any, tool_name: str = "Bash", cwd: Path | None = None) -> str:
-    payload = {"session_id": "test-session", "transcript_path": "/tmp/t.jsonl",
-               "hook_event_name": "PreToolUse", "tool_name": tool_name,
-               "tool_input": tool_input}
+    payload = {
+        "session_id": "test-session",
+        "transcript_path": "/tmp/t.jsonl",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+    }
     if cwd is not None:
         payload["cwd"] = str(cwd)
     return json.dumps(payload)
 
 
-@pytest.mark.parametrize(("command", "mentions"), [
-    ("git commit --no-verify -m x", "no-verify"),
-    ("sed -i 's/false/true/' features.json", "features.json"),
-    ("shiftkit unblock F001 --note x", "a person"),
-    ("git -c core.hooksPath=/dev/null commit -m x", "hooksPath"),
-])
+@pytest.mark.parametrize(
+    ("command", "mentions"),
+    [
+        ("git commit --no-verify -m x", "no-verify"),
+        ("sed -i 's/false/true/' features.json", "features.json"),
+        ("shiftkit unblock F001 --note x", "a person"),
+        ("git -c core.hooksPath=/dev/null commit -m x", "hooksPath"),
+    ],
+)
 def test_hook_denies_through_the_cli(tmp_path: Path, command: str, mentions: str) -> None:
     result = shiftkit(tmp_path, "guard", input=pre_tool_use({"command": command}, cwd=tmp_path))
     assert result.returncode == 2, result.output
@@ -408,24 +456,45 @@ def test_hook_denies_through_the_cli(tmp_path: Path, command: str, mentions: str
     assert result.stderr.startswith("shiftkit guard: ") and result.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("command", [
-    "git status", "shiftkit finish -m x", "cat features.json", "echo \"git commit -n\"",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "shiftkit finish -m x",
+        "cat features.json",
+        'echo "git commit -n"',
+    ],
+)
 def test_hook_allows_through_the_cli(tmp_path: Path, command: str) -> None:
     result = shiftkit(tmp_path, "guard", input=pre_tool_use({"command": command}, cwd=tmp_path))
     assert (result.returncode, result.output) == (0, ""), result.output
 
 
 def test_hook_contract_in_a_scaffold(scaffold: Path) -> None:
-    deny = shiftkit(scaffold, "guard", input=pre_tool_use(
-        {"command": "git commit --no-verify -m x"}, cwd=scaffold))
-    assert deny.returncode == 2 and "--no-verify" in deny.stderr and "shiftkit finish" in deny.stderr
-    flip = shiftkit(scaffold, "guard", input=json.dumps(
-        edit(scaffold / "features.json", '"passes": false', '"passes": true')
-        | {"cwd": str(scaffold)}))
+    deny = shiftkit(
+        scaffold,
+        "guard",
+        input=pre_tool_use({"command": "git commit --no-verify -m x"}, cwd=scaffold),
+    )
+    assert (
+        deny.returncode == 2 and "--no-verify" in deny.stderr and "shiftkit finish" in deny.stderr
+    )
+    flip = shiftkit(
+        scaffold,
+        "guard",
+        input=json.dumps(
+            edit(scaffold / "features.json", '"passes": false', '"passes": true')
+            | {"cwd": str(scaffold)}
+        ),
+    )
     assert flip.returncode == 2 and "status fields" in flip.stderr
-    hooks = shiftkit(scaffold, "guard", input=pre_tool_use(
-        {"file_path": str(scaffold / ".shiftkit.toml"), "content": ""}, "Write", scaffold))
+    hooks = shiftkit(
+        scaffold,
+        "guard",
+        input=pre_tool_use(
+            {"file_path": str(scaffold / ".shiftkit.toml"), "content": ""}, "Write", scaffold
+        ),
+    )
     assert hooks.returncode == 2 and ".shiftkit.toml" in hooks.stderr
     settings = json.loads((scaffold / ".claude" / "settings.json").read_text())
     assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
@@ -434,8 +503,8 @@ def test_hook_contract_in_a_scaffold(scaffold: Path) -> None:
 BAD_PAYLOADS: list[tuple[bytes, int]] = [
     (b"not json", 0),
     (b"[1, 2, 3]", 0),
-    (b"\"just a string\"", 0),
-    (b"{\"tool_name\": \"Bash\", \"tool_input\": {\"command\": ", 2),  # cut off, but a Bash call
+    (b'"just a string"', 0),
+    (b'{"tool_name": "Bash", "tool_input": {"command": ', 2),  # cut off, but a Bash call
     (b"\xff\xfe\x00garbage", 0),
     (b"[" * 100_000, 0),
     (pre_tool_use([1, 2]).encode(), 2),
@@ -448,19 +517,33 @@ BAD_PAYLOADS: list[tuple[bytes, int]] = [
     (pre_tool_use({"file_path": "x.py", "edits": "nope"}, "MultiEdit").encode(), 0),
     (json.dumps({"tool_name": ["Bash"], "tool_input": {"command": "x"}}).encode(), 0),
     (json.dumps({"tool_name": "Read", "tool_input": [1]}).encode(), 0),
-    (json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
-                 "cwd": 12}).encode(), 0),
-    (json.dumps({"tool_name": "Bash", "tool_input": {"command": "git status"},
-                 "cwd": "/no/such/dir"}).encode(), 0),
+    (
+        json.dumps(
+            {"tool_name": "Bash", "tool_input": {"command": "git status"}, "cwd": 12}
+        ).encode(),
+        0,
+    ),
+    (
+        json.dumps(
+            {"tool_name": "Bash", "tool_input": {"command": "git status"}, "cwd": "/no/such/dir"}
+        ).encode(),
+        0,
+    ),
     ('{"tool_name": "Bash", "tool_input": {"command": "echo \u00e9"}}'.encode("latin-1"), 0),
-    (b"{\"tool_name\": \"Bash\", \"tool_input\": {\"command\": \"git commit -n \xff\"}}", 2),
+    (b'{"tool_name": "Bash", "tool_input": {"command": "git commit -n \xff"}}', 2),
 ]
 
 
 @pytest.mark.parametrize(("raw", "code"), BAD_PAYLOADS)
 def test_bad_payloads_never_traceback(tmp_path: Path, raw: bytes, code: int) -> None:
-    proc = subprocess.run([sys.executable, "-m", "shiftkit", "guard"], cwd=tmp_path, input=raw,
-                          capture_output=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "shiftkit", "guard"],
+        cwd=tmp_path,
+        input=raw,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     stderr = proc.stderr.decode("utf-8", "replace")
     assert proc.returncode == code, stderr
     assert "Traceback" not in stderr and proc.stdout == b""
@@ -481,7 +564,9 @@ def test_run_hook_is_pure() -> None:
 
 
 def test_guard_imports_nothing_heavy() -> None:
-    code = ("import sys, shiftkit.commands.guard; print(sorted(m for m in "
-            "('click', 'copier', 'git', 'dataclasses', 'subprocess') if m in sys.modules))")
+    code = (
+        "import sys, shiftkit.commands.guard; print(sorted(m for m in "
+        "('click', 'copier', 'git', 'dataclasses', 'subprocess') if m in sys.modules))"
+    )
     result = run([sys.executable, "-c", code], Path.cwd())
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.output

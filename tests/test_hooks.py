@@ -42,8 +42,9 @@ def test_incremental_validation_reports_the_real_index(scaffold: Path) -> None:
     assert any(state.iterdir())  # the committed list is recorded as validated
     doc = json.loads((scaffold / "features.json").read_text())
     doc["features"][7]["steps"] = []
-    doc["features"].append({"id": "F100", "category": "c", "description": "d",
-                            "steps": ["s"], "passes": False})
+    doc["features"].append(
+        {"id": "F100", "category": "c", "description": "d", "steps": ["s"], "passes": False}
+    )
     (scaffold / "features.json").write_text(json.dumps(doc, indent=2) + "\n")
     git_ok(scaffold, "add", "features.json")
     refused = git(scaffold, "commit", "-m", "Append a feature")

@@ -48,22 +48,28 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 @pytest.mark.parametrize("path", MODULES, ids=[module_name(p) for p in MODULES])
 def test_imports_point_down_the_layers(path: Path) -> None:
     own = layer_of(module_name(path))
-    upward = [f"line {line}: {name}" for line, name in imports_of(path)
-              if name.startswith("shiftkit.") and RANK[layer_of(name)] > RANK[own]]
+    upward = [
+        f"line {line}: {name}"
+        for line, name in imports_of(path)
+        if name.startswith("shiftkit.") and RANK[layer_of(name)] > RANK[own]
+    ]
     assert not upward, f"{module_name(path)} ({own}) imports from a layer above it: {upward}"
 
 
-@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")),
-                         ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((PACKAGE / "core").glob("*.py")), ids=lambda p: p.stem)
 def test_the_core_is_pure(path: Path) -> None:
-    impure = [f"line {line}: {name}" for line, name in imports_of(path)
-              if any(name == bad or name.startswith(bad + ".") for bad in IMPURE)]
+    impure = [
+        f"line {line}: {name}"
+        for line, name in imports_of(path)
+        if any(name == bad or name.startswith(bad + ".") for bad in IMPURE)
+    ]
     assert not impure, f"shiftkit.core.{path.stem} is not pure: {impure}"
 
 
 def test_every_module_is_in_a_layer_and_the_layers_exist() -> None:
     assert {p.name for p in PACKAGE.iterdir() if p.is_dir() and not p.name.startswith("_")} >= set(
-        RANK) - {"entry"}
+        RANK
+    ) - {"entry"}
     entry = {p.stem for p in PACKAGE.glob("*.py")}
     assert entry == {"__init__", "__main__", "main", "cli", "hooks", "transaction"}, entry
 

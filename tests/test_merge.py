@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import git, git_ok, shiftkit
+
 from shiftkit.core import features, merge, progress
 from shiftkit.core.errors import Refused
 
 
 def listing(*specs: tuple[str, bool, int]) -> features.FeatureList:
     return features.FeatureList(
-        features.Feature(id=i, category="c", description=f"does {i}", steps=("s",), passes=p, attempts=a)
+        features.Feature(
+            id=i, category="c", description=f"does {i}", steps=("s",), passes=p, attempts=a
+        )
         for i, p, a in specs
     )
 
@@ -24,13 +26,25 @@ def test_passes_from_either_side_attempts_max_new_features_appended() -> None:
     theirs = listing(("F1", False, 0), ("F2", True, 2), ("F4", False, 0))
     merged = merge.merge_lists(base, ours, theirs)
     assert [(f.id, f.passes, f.attempts) for f in merged.features] == [
-        ("F1", True, 0), ("F2", True, 2), ("F3", False, 0), ("F4", False, 0)]
+        ("F1", True, 0),
+        ("F2", True, 2),
+        ("F3", False, 0),
+        ("F4", False, 0),
+    ]
 
 
 def test_demotion_wins() -> None:
     base = listing(("F1", True, 0))
-    assert not merge.merge_lists(base, listing(("F1", False, 0)), listing(("F1", True, 0))).features[0].passes
-    assert not merge.merge_lists(base, listing(("F1", True, 0)), listing(("F1", False, 0))).features[0].passes
+    assert (
+        not merge.merge_lists(base, listing(("F1", False, 0)), listing(("F1", True, 0)))
+        .features[0]
+        .passes
+    )
+    assert (
+        not merge.merge_lists(base, listing(("F1", True, 0)), listing(("F1", False, 0)))
+        .features[0]
+        .passes
+    )
 
 
 def test_definition_changed_on_both_sides_is_a_conflict() -> None:
@@ -66,8 +80,16 @@ def test_two_sessions_merge_cleanly_through_the_hooks(scaffold: Path, tmp_path: 
     assert git_ok(scaffold, "status", "--porcelain") == ""
     result = features.loads((scaffold / "features.json").read_text())
     assert [(f.id, f.passes) for f in result.features] == [
-        ("F000", False), ("F001", True), ("F002", True), ("F010", False), ("F003", False)]
-    outcomes = [(e.feature, e.outcome) for e in progress.parse((scaffold / "claude-progress.txt").read_text()).entries]
+        ("F000", False),
+        ("F001", True),
+        ("F002", True),
+        ("F010", False),
+        ("F003", False),
+    ]
+    outcomes = [
+        (e.feature, e.outcome)
+        for e in progress.parse((scaffold / "claude-progress.txt").read_text()).entries
+    ]
     assert ("F001", "passed") in outcomes and ("F002", "passed") in outcomes
     audit = shiftkit(scaffold, "audit")
     assert audit.returncode == 0, audit.output

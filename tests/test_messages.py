@@ -16,8 +16,11 @@ def test_a_lone_generic_word_followed_by_more_lines_is_not_generic() -> None:
 
 
 def test_a_long_joined_first_paragraph_is_refused() -> None:
-    lines = ["Rework how the parser reads nested lists", "and how it reports the errors it",
-             "finds in them"]
+    lines = [
+        "Rework how the parser reads nested lists",
+        "and how it reports the errors it",
+        "finds in them",
+    ]
     raw = "\n".join(lines) + "\n\nbody\n"
     assert all(len(line) <= messages.MAX_SUBJECT for line in lines)
     [violation] = messages.check_message(raw)

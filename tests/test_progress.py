@@ -6,8 +6,13 @@ PREAMBLE = "# Progress — demo\nGoal: build it.\nConstraints: one at a time.\n"
 
 
 def entry(n: int, feature: str | None = None, outcome: str = "passed") -> str:
-    return progress.format_entry(f"2026-11-{n % 28 + 1:02d} 10:{n % 60:02d} UTC", feature or f"F{n:03d}",
-                                 outcome, "abc1234", f"did thing {n}\nnext: more")
+    return progress.format_entry(
+        f"2026-11-{n % 28 + 1:02d} 10:{n % 60:02d} UTC",
+        feature or f"F{n:03d}",
+        outcome,
+        "abc1234",
+        f"did thing {n}\nnext: more",
+    )
 
 
 def build(n: int) -> str:
@@ -34,9 +39,16 @@ def test_append_keeps_old_text_as_prefix() -> None:
 
 
 def test_body_line_looking_like_a_header_does_not_split() -> None:
-    text = progress.append(PREAMBLE, progress.format_entry(
-        "2026-11-29 10:00 UTC", "F001", "passed", "abc1234",
-        "## 2026-11-29 10:00 UTC | F999 | passed | abc1234"))
+    text = progress.append(
+        PREAMBLE,
+        progress.format_entry(
+            "2026-11-29 10:00 UTC",
+            "F001",
+            "passed",
+            "abc1234",
+            "## 2026-11-29 10:00 UTC | F999 | passed | abc1234",
+        ),
+    )
     assert len(progress.parse(text).entries) == 1
 
 
@@ -47,10 +59,13 @@ def test_prune_moves_verbatim_and_keeps_newest() -> None:
     after = progress.parse(pruned.log_text)
     archive = progress.parse(pruned.archive_text)
     assert len(after.entries) == 5
-    assert [e.text for e in archive.entries] + [e.text for e in after.entries] == [e.text for e in log.entries]
+    assert [e.text for e in archive.entries] + [e.text for e in after.entries] == [
+        e.text for e in log.entries
+    ]
     assert after.preamble == PREAMBLE
     assert after.index_line == (
-        "[shiftkit] 7 earlier entries archived in progress-archive.txt (F000..F006, 2026-11-01..2026-11-07)")
+        "[shiftkit] 7 earlier entries archived in progress-archive.txt (F000..F006, 2026-11-01..2026-11-07)"
+    )
 
 
 def test_index_line_rederived_from_archive_each_time() -> None:

@@ -30,19 +30,32 @@ import re
 import shutil
 import string
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from conftest import (
+    FEATURES,
+    LOG,
+    REPO_ROOT,
+    add_log_entry,
+    by_id,
+    edit_list,
+    flip,
+    git,
+    git_ok,
+    implement,
+    ok,
+    run,
+    session_environment,
+    shiftkit,
+    write,
+)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-
-from conftest import (
-    FEATURES, LOG, REPO_ROOT, add_log_entry, by_id, edit_list, flip, git, git_ok, implement, ok,
-    run, session_environment, shiftkit, write,
-)  # fmt: skip
 
 CONFIG = ".shiftkit.toml"
 NO_HOOKS = "core.hooksPath=/dev/null/none"  # a path that cannot exist: no hooks at all
@@ -72,8 +85,11 @@ def fuzz(default: int) -> Any:
         deadline=None,
         database=None,
         print_blob=True,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                               HealthCheck.data_too_large],  # fmt: skip
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
     )
 
 
@@ -141,7 +157,9 @@ def test_the_shiftkit_under_test_is_this_checkout() -> None:
     """The CLI the hooks and these tests run imports the code of this checkout."""
     found = run(["python", "-c", "import shiftkit; print(shiftkit.__file__)"], REPO_ROOT.parent)
     assert found.returncode == 0, found.output
-    assert Path(found.stdout.strip()).resolve() == (REPO_ROOT / "shiftkit" / "__init__.py").resolve()
+    assert (
+        Path(found.stdout.strip()).resolve() == (REPO_ROOT / "shiftkit" / "__init__.py").resolve()
+    )
     script = shutil.which("shiftkit")
     assert script is not None
     version = run(["shiftkit", "--version"], REPO_ROOT.parent)
@@ -152,8 +170,9 @@ def test_the_shiftkit_under_test_is_this_checkout() -> None:
 
 
 @pytest.fixture(scope="module")
-def honest_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
-                isolated_home: Path) -> Iterator[Path]:  # fmt: skip
+def honest_base(
+    pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Iterator[Path]:
     """The calc project with a short progress log (keep 2, prune above 3), so that honest
     sequences prune it, by `log --prune` and inside finish and revert."""
     base = tmp_path_factory.mktemp("honest") / "project"
@@ -166,18 +185,21 @@ def honest_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
         yield base
 
 
-PLAIN_TEXT = st.text(alphabet=string.ascii_letters + string.digits + " .,-", min_size=1,
-                     max_size=30).filter(lambda s: bool(s.strip()))  # fmt: skip
+PLAIN_TEXT = st.text(
+    alphabet=string.ascii_letters + string.digits + " .,-", min_size=1, max_size=30
+).filter(lambda s: bool(s.strip()))
 # Notes are the agent's free text: any printable text, several lines, and a few shapes that
 # look like the log's own structure.
 NOTE_TEXT = st.one_of(
     st.text(alphabet=string.ascii_letters + string.digits + " #|:-\n", min_size=1, max_size=60),
-    st.sampled_from([
-        "## 2026-01-01 00:00 UTC | F003 | passed | abc1234",
-        "line one\n\n## not a header\nline three",
-        "[shiftkit] 99 earlier entries archived in progress-archive.txt",
-        "ünïcödé ✓ naïve",
-    ]),
+    st.sampled_from(
+        [
+            "## 2026-01-01 00:00 UTC | F003 | passed | abc1234",
+            "line one\n\n## not a header\nline three",
+            "[shiftkit] 99 earlier entries archived in progress-archive.txt",
+            "ünïcödé ✓ naïve",
+        ]
+    ),
 ).filter(lambda s: bool(s.strip()))
 
 
@@ -214,8 +236,13 @@ class DocsCommit:
 
 
 OPERATION = st.one_of(
-    st.builds(Unit, pick=st.integers(0, 7), good=st.booleans(),
-              notes=st.lists(NOTE_TEXT, max_size=2).map(tuple), verify_first=st.booleans()),
+    st.builds(
+        Unit,
+        pick=st.integers(0, 7),
+        good=st.booleans(),
+        notes=st.lists(NOTE_TEXT, max_size=2).map(tuple),
+        verify_first=st.booleans(),
+    ),
     st.builds(AddFeature, PLAIN_TEXT),
     st.builds(Decide, PLAIN_TEXT, PLAIN_TEXT, PLAIN_TEXT),
     st.just(Prune()),
@@ -250,7 +277,9 @@ def write_work(project: Path, model: Model, feature_id: str, good: bool) -> None
 
 def apply_operation(project: Path, model: Model, op: Any) -> None:
     if isinstance(op, Unit):
-        candidates = [f["id"] for f in read_list(project) if not f["passes"] and not f.get("blocked")]
+        candidates = [
+            f["id"] for f in read_list(project) if not f["passes"] and not f.get("blocked")
+        ]
         if not candidates:
             return
         feature_id = candidates[op.pick % len(candidates)]
@@ -273,8 +302,16 @@ def apply_operation(project: Path, model: Model, op: Any) -> None:
         model.entries += 1
     elif isinstance(op, AddFeature):
         number = len(model.added)
-        ok(project, "add", "--description", op.description, "--step", "look",
-           "--verify", f"test -f notes/added-{number}.txt")
+        ok(
+            project,
+            "add",
+            "--description",
+            op.description,
+            "--step",
+            "look",
+            "--verify",
+            f"test -f notes/added-{number}.txt",
+        )
         new_id = read_list(project)[-1]["id"]
         model.added[new_id] = number
         git_ok(project, "add", "-A")
@@ -306,14 +343,41 @@ def count_entries(project: Path) -> int:
 
 @fuzz(6)
 @given(operations=st.lists(OPERATION, min_size=1, max_size=6))
-@example(operations=[Unit(0, True), Unit(0, False, ("a note",), True), Unit(0, False),
-                     Unit(0, False), Prune(), Unit(1, True)])  # fmt: skip
-@example(operations=[AddFeature("a new thing"), Unit(4, True), Decide("Use x", "y", "z"),
-                     DocsCommit("more"), Unit(0, True), Prune()])  # fmt: skip
-@example(operations=[Unit(1, True, ("## 2026-01-01 00:00 UTC | F003 | passed | abc1234",
-                                    "line one\n\n## not a header\nline three")),
-                     Unit(0, False, ("[shiftkit] 99 earlier entries archived in x",)),
-                     Unit(0, True, ("ünïcödé ✓",)), Prune()])  # fmt: skip
+@example(
+    operations=[
+        Unit(0, True),
+        Unit(0, False, ("a note",), True),
+        Unit(0, False),
+        Unit(0, False),
+        Prune(),
+        Unit(1, True),
+    ]
+)
+@example(
+    operations=[
+        AddFeature("a new thing"),
+        Unit(4, True),
+        Decide("Use x", "y", "z"),
+        DocsCommit("more"),
+        Unit(0, True),
+        Prune(),
+    ]
+)
+@example(
+    operations=[
+        Unit(
+            1,
+            True,
+            (
+                "## 2026-01-01 00:00 UTC | F003 | passed | abc1234",
+                "line one\n\n## not a header\nline three",
+            ),
+        ),
+        Unit(0, False, ("[shiftkit] 99 earlier entries archived in x",)),
+        Unit(0, True, ("ünïcödé ✓",)),
+        Prune(),
+    ]
+)
 def test_honest_shifts_always_audit_clean(honest_base: Path, operations: list[Any]) -> None:
     with workspace(honest_base) as project:
         start = head(project)
@@ -347,8 +411,9 @@ def test_honest_shifts_always_audit_clean(honest_base: Path, operations: list[An
 
 
 @pytest.fixture(scope="module")
-def judged_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
-                isolated_home: Path) -> Iterator[Path]:  # fmt: skip
+def judged_base(
+    pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Iterator[Path]:
     """F000 passing; F001 failed once (attempts 1); F002 claimed by this worktree; F003 open."""
     base = tmp_path_factory.mktemp("judged") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
@@ -362,9 +427,13 @@ def judged_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
         yield base
 
 
-ENFORCEMENT_EDITS = [("shiftkit", "max_attempts", "5"), ("shiftkit", "verify_timeout", "60"),
-                     ("shiftkit.log", "keep", "5"), ("shiftkit", "verify", '"true"'),
-                     ("shiftkit.claims", "enabled", "false")]  # fmt: skip
+ENFORCEMENT_EDITS = [
+    ("shiftkit", "max_attempts", "5"),
+    ("shiftkit", "verify_timeout", "60"),
+    ("shiftkit.log", "keep", "5"),
+    ("shiftkit", "verify", '"true"'),
+    ("shiftkit.claims", "enabled", "false"),
+]
 
 
 @dataclass(frozen=True)
@@ -382,8 +451,13 @@ class Change:
     unstaged_config: int | None = None  # an enforcement edit left unstaged
 
     def stages_something(self) -> bool:
-        return (self.flip or self.config is not None or self.definition is not None
-                or self.attempts_down or self.log_rewrite)  # fmt: skip
+        return (
+            self.flip
+            or self.config is not None
+            or self.definition is not None
+            or self.attempts_down
+            or self.log_rewrite
+        )
 
 
 @st.composite
@@ -414,8 +488,12 @@ def make_change(project: Path, change: Change) -> str:
     if change.config is not None:
         set_config(project, *ENFORCEMENT_EDITS[change.config])
     if change.definition is not None:
-        edit_list(project, lambda items: by_id(items, change.definition).update(
-            description="reworded by the agent"))  # fmt: skip
+        edit_list(
+            project,
+            lambda items: by_id(items, change.definition).update(
+                description="reworded by the agent"
+            ),
+        )
     if change.attempts_down:
         edit_list(project, lambda items: by_id(items, "F001").update(attempts=0))
     if change.log_rewrite:
@@ -435,7 +513,15 @@ def make_change(project: Path, change: Change) -> str:
 # pre-commit refuses with the rules that no override lifts (the message is not known yet),
 # commit-msg first checks the message's form (rule 9), then the overridable rules (2, 6, 7)
 # and the message half of rule 5. The reference-transaction hook runs after them.
-PRE_COMMIT_KEYS = {(1, ""), (3, ""), (4, "definition"), (4, "verifier"), (5, "log"), (8, ""), (10, "")}
+PRE_COMMIT_KEYS = {
+    (1, ""),
+    (3, ""),
+    (4, "definition"),
+    (4, "verifier"),
+    (5, "log"),
+    (8, ""),
+    (10, ""),
+}
 MESSAGE_FORM_KEYS = {(9, "")}
 
 
@@ -449,7 +535,10 @@ def violation_key(rule: int, text: str) -> tuple[int, str]:
 
 
 def hook_keys(output: str) -> set[tuple[int, str]]:
-    return {violation_key(int(m[1]), m[2]) for m in re.finditer(r"rule (\d+)(?: \[\w+\])?: (.*)", output)}
+    return {
+        violation_key(int(m[1]), m[2])
+        for m in re.finditer(r"rule (\d+)(?: \[\w+\])?: (.*)", output)
+    }
 
 
 def audit_keys(report: dict[str, Any]) -> set[tuple[int, str]]:
@@ -469,8 +558,11 @@ def plain_audit_keys(reverified: dict[str, Any]) -> set[tuple[int, str]]:
     """Documented difference 2: plain `audit` cannot know whether a verifier ran; it trusts a
     Shiftkit-Verified trailer that names the commit's tree, so a failing verifier is caught
     only by `audit --reverify` (docs/decisions/0010, Consequences)."""
-    return {violation_key(v["rule"], v["message"]) for v in reverified["violations"]
-            if not (v["rule"] == 4 and "re-run at this commit" in v["message"])}  # fmt: skip
+    return {
+        violation_key(v["rule"], v["message"])
+        for v in reverified["violations"]
+        if not (v["rule"] == 4 and "re-run at this commit" in v["message"])
+    }
 
 
 def land_with_trailers(project: Path, message: str, flip_it: bool) -> str:
@@ -478,8 +570,9 @@ def land_with_trailers(project: Path, message: str, flip_it: bool) -> str:
     if flip_it:
         tree = git_ok(project, "write-tree").strip()
         claim = git_ok(project, "rev-parse", "refs/shiftkit/claims/F002").strip()
-        message += (f"\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
-                    f"Shiftkit-Claim: {claim}\n")  # fmt: skip
+        message += (
+            f"\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\nShiftkit-Claim: {claim}\n"
+        )
     git_ok(project, "-c", NO_HOOKS, "commit", "-q", "--no-verify", "-m", message)
     return head(project)
 
@@ -535,8 +628,9 @@ def test_hook_and_audit_agree(judged_base: Path, change: Change) -> None:
 
 
 @pytest.fixture(scope="module")
-def flip_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
-              isolated_home: Path) -> Iterator[Path]:  # fmt: skip
+def flip_base(
+    pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Iterator[Path]:
     """HEAD is an honest flip of F001 made by `shiftkit finish`."""
     base = tmp_path_factory.mktemp("flip") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
@@ -583,8 +677,11 @@ MUTATION = st.one_of(
     st.builds(ByteChange, st.integers(0, 10_000), st.integers(0, 100_000), st.integers(1, 255)),
     st.builds(Delete, st.integers(0, 10_000)),
     st.builds(AddFile, SAFE_NAME, st.text(max_size=40)),
-    st.builds(StatusEdit, st.sampled_from(["F000", "F002", "F003"]),
-              st.sampled_from(["attempts", "passes", "blocked", "demote"])),
+    st.builds(
+        StatusEdit,
+        st.sampled_from(["F000", "F002", "F003"]),
+        st.sampled_from(["attempts", "passes", "blocked", "demote"]),
+    ),
     st.builds(LogEdit, st.booleans(), PLAIN_TEXT),
 )
 
@@ -610,6 +707,7 @@ def mutate(project: Path, mutation: Any) -> None:
         path = project / mutation.name
         write(path, (path.read_text() if path.exists() else "") + mutation.text + "\n")
     elif isinstance(mutation, StatusEdit):
+
         def change(items: list[dict[str, Any]]) -> None:
             item = by_id(items, mutation.feature)
             if mutation.what == "attempts":
@@ -617,10 +715,15 @@ def mutate(project: Path, mutation: Any) -> None:
             elif mutation.what == "passes":
                 item["passes"] = not item["passes"]
             elif mutation.what == "blocked":
-                item["blocked"] = {"reason": "stuck", "since": "2026-11-30T00:00:00Z", "attempts": 3}
+                item["blocked"] = {
+                    "reason": "stuck",
+                    "since": "2026-11-30T00:00:00Z",
+                    "attempts": 3,
+                }
             else:
                 item["passes"] = False
                 item["attempts"] = item.get("attempts", 0) + 2
+
         edit_list(project, change)
     elif isinstance(mutation, LogEdit):
         log = project / LOG

@@ -5,14 +5,22 @@ import pytest
 from shiftkit.core import rules
 
 
-@pytest.mark.parametrize("message", ["wip", "WIP\n", "fix", "Update.", "  changes  ", "", "# only a comment\n"])
+@pytest.mark.parametrize(
+    "message", ["wip", "WIP\n", "fix", "Update.", "  changes  ", "", "# only a comment\n"]
+)
 def test_generic_or_empty_subjects_are_refused(message: str) -> None:
     [violation] = rules.check_message(message)
     assert violation.rule == 9
 
 
-@pytest.mark.parametrize("message", ["F012: add the todo list", "Fix the crash when the list is empty",
-                                     "wip: parser handles nested lists\n\nbody"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "F012: add the todo list",
+        "Fix the crash when the list is empty",
+        "wip: parser handles nested lists\n\nbody",
+    ],
+)
 def test_meaningful_subjects_pass(message: str) -> None:
     assert rules.check_message(message) == []
 
@@ -27,14 +35,20 @@ def test_scissors_and_comments_ignored() -> None:
     assert rules.check_message(raw) == []
 
 
-@pytest.mark.parametrize(("message", "named"), [
-    ("F002: subtract two numbers", True),
-    ("Subtract two numbers\n\nF002 needed a helper", True),
-    ("Subtract two numbers", False),
-    ("Subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: 4b825dc\n"
-     "Shiftkit-Claim: c1a1c1a\n", False),
-    ("Subtract two numbers\n\nReviewed-for: F002\nShiftkit-Feature: F002\n", True),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("message", "named"),
+    [
+        ("F002: subtract two numbers", True),
+        ("Subtract two numbers\n\nF002 needed a helper", True),
+        ("Subtract two numbers", False),
+        (
+            "Subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: 4b825dc\n"
+            "Shiftkit-Claim: c1a1c1a\n",
+            False,
+        ),
+        ("Subtract two numbers\n\nReviewed-for: F002\nShiftkit-Feature: F002\n", True),
+    ],
+)
 def test_the_machine_trailers_do_not_name_a_flip(message: str, named: bool) -> None:
     """Regression: the commit-msg hook judges a message before it adds Shiftkit-Feature, and
     `audit` judged it after, where the trailer itself named the feature — so a flip whose
@@ -63,20 +77,40 @@ PREAMBLE = "# Progress — demo\nGoal: a demo.\n\n"
 def _log(*entries: tuple[str, str]) -> str:
     text = PREAMBLE
     for index, (feature, outcome) in enumerate(entries):
-        text = progress.append(text, progress.format_entry(
-            f"2026-11-{index + 1:02d} 10:00 UTC", feature, outcome, "abc1234", f"entry {index}"))
+        text = progress.append(
+            text,
+            progress.format_entry(
+                f"2026-11-{index + 1:02d} 10:00 UTC", feature, outcome, "abc1234", f"entry {index}"
+            ),
+        )
     return text
 
 
-SIX = [("F001", "passed"), ("F002", "attempt 1 failed, blocked"), ("F003", "passed"),
-       ("F004", "passed"), ("F005", "passed"), ("F006", "passed")]
+SIX = [
+    ("F001", "passed"),
+    ("F002", "attempt 1 failed, blocked"),
+    ("F003", "passed"),
+    ("F004", "passed"),
+    ("F005", "passed"),
+    ("F006", "passed"),
+]
 
 
-def _rule8(old_log: str, new_log: str, old_archive: str = "", new_archive: str = "",
-           kept: frozenset[str] = frozenset()) -> list[rules.Violation]:
+def _rule8(
+    old_log: str,
+    new_log: str,
+    old_archive: str = "",
+    new_archive: str = "",
+    kept: frozenset[str] = frozenset(),
+) -> list[rules.Violation]:
     parent = rules.Side(None, old_log, old_archive or None)
-    return rules.rule8_log([parent], rules.Proposed(None, new_log, new_archive or None),
-                           "claude-progress.txt", "progress-archive.txt", kept)
+    return rules.rule8_log(
+        [parent],
+        rules.Proposed(None, new_log, new_archive or None),
+        "claude-progress.txt",
+        "progress-archive.txt",
+        kept,
+    )
 
 
 def test_rule8_accepts_an_honest_prune_and_a_plain_append() -> None:
@@ -131,8 +165,10 @@ from shiftkit.core import features  # noqa: E402
 
 
 def _list(*changes: dict[str, object]) -> features.FeatureList:
-    items = [features.Feature("F001", "c", "one", ("s",), "pytest -q"),
-             features.Feature("F002", "c", "two", ("s",), None)]
+    items = [
+        features.Feature("F001", "c", "one", ("s",), "pytest -q"),
+        features.Feature("F002", "c", "two", ("s",), None),
+    ]
     for change in changes:
         index = int(str(change["index"]))
         fields = {k: v for k, v in change.items() if k != "index"}
@@ -140,19 +176,32 @@ def _list(*changes: dict[str, object]) -> features.FeatureList:
     return features.FeatureList(items)
 
 
-def _evaluate(new: features.FeatureList, judge: rules.Judge = rules.Judge(),
-              signature: object = None, message: str = "F001: one") -> rules.Report:
+def _evaluate(
+    new: features.FeatureList,
+    judge: rules.Judge = rules.NO_CHANGE,
+    signature: object = None,
+    message: str = "F001: one",
+) -> rules.Report:
     parent = rules.Side(_list(), "", None)
     log = progress.format_entry("2026-11-30 10:00 UTC", "F001", "passed", "abc1234", "done")
-    return rules.evaluate([parent], rules.Proposed(features.dumps(new), log, None),
-                          rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
-                          message=message, claimed="F001", judge=judge,
-                          verification=lambda feature: None, signature=signature)
+    return rules.evaluate(
+        [parent],
+        rules.Proposed(features.dumps(new), log, None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message=message,
+        claimed="F001",
+        judge=judge,
+        verification=lambda feature: None,
+        signature=signature,
+    )
 
 
 def test_rule4_refuses_a_flip_whose_definition_changed_in_the_same_commit() -> None:
-    report = _evaluate(_list({"index": 0, "verify": "true", "passes": True}),
-                       message="F001: one\n\nShiftkit-Override: flaky")
+    report = _evaluate(
+        _list({"index": 0, "verify": "true", "passes": True}),
+        message="F001: one\n\nShiftkit-Override: flaky",
+    )
     assert [int(v.rule) for v in report.violations] == [4]
     assert [int(v.rule) for v in report.overridden] == [2]
 
@@ -161,11 +210,15 @@ def test_rule4_verifies_with_the_parents_definition() -> None:
     seen: list[str | None] = []
     parent = rules.Side(_list(), "", None)
     log = progress.format_entry("2026-11-30 10:00 UTC", "F001", "passed", "abc1234", "done")
-    rules.evaluate([parent], rules.Proposed(features.dumps(_list({"index": 0, "passes": True})), log,
-                                            None),
-                   rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
-                   message="F001: one", claimed="F001",
-                   verification=lambda feature: seen.append(feature.verify))
+    rules.evaluate(
+        [parent],
+        rules.Proposed(features.dumps(_list({"index": 0, "passes": True})), log, None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="F001: one",
+        claimed="F001",
+        verification=lambda feature: seen.append(feature.verify),
+    )
     assert seen == ["pytest -q"]
 
 
@@ -176,8 +229,11 @@ def test_rule10_a_settings_change_flips_nothing() -> None:
 
 
 def test_rule10_a_moved_list_holds_the_old_list() -> None:
-    moved = _evaluate(_list({"index": 1, "description": "changed"}), rules.Judge(("features",)),
-                      message="Move the list")
+    moved = _evaluate(
+        _list({"index": 1, "description": "changed"}),
+        rules.Judge(("features",)),
+        message="Move the list",
+    )
     assert {int(v.rule) for v in moved.violations} == {2, 10}
     same = _evaluate(_list(), rules.Judge(("features",)), message="Move the list")
     assert same.violations == []
@@ -185,16 +241,25 @@ def test_rule10_a_moved_list_holds_the_old_list() -> None:
 
 def test_rule11_needs_a_good_signature_under_the_signed_policy() -> None:
     unblocked = _list({"index": 1, "attempts": 0})
-    blocked_parent = _list({"index": 1, "attempts": 3,
-                            "blocked": features.Blocked("3 failed", "2026-11-30T10:00:00Z", 3)})
+    blocked_parent = _list(
+        {
+            "index": 1,
+            "attempts": 3,
+            "blocked": features.Blocked("3 failed", "2026-11-30T10:00:00Z", 3),
+        }
+    )
     log = progress.format_entry("2026-11-30 10:00 UTC", "F002", "unblocked", "abc1234", "ok")
 
     def run(policy: str, signature: object) -> rules.Report:
-        return rules.evaluate([rules.Side(blocked_parent, "", None)],
-                              rules.Proposed(features.dumps(unblocked), log, None),
-                              rules_to_check=rules.ALL, names=("features.json", "log", "archive"),
-                              message="F002: unblocked by a person",
-                              judge=rules.Judge(policy=policy), signature=signature)
+        return rules.evaluate(
+            [rules.Side(blocked_parent, "", None)],
+            rules.Proposed(features.dumps(unblocked), log, None),
+            rules_to_check=rules.ALL,
+            names=("features.json", "log", "archive"),
+            message="F002: unblocked by a person",
+            judge=rules.Judge(policy=policy),
+            signature=signature,
+        )
 
     assert run("trailer", lambda: "not signed").violations == []
     assert run("trailer", None).person_actions == ["unblock of F002"]

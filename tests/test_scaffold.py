@@ -7,15 +7,24 @@ import os
 import sys
 from pathlib import Path
 
-
 from conftest import git, git_ok, run, shiftkit, snapshot_repository, write
+
 from shiftkit.core import features
 
 SCAFFOLD_FILES = [
-    "init.sh", "features.json", ".shiftkit/features.schema.json", "claude-progress.txt",
-    "docs/decisions/0001-record-decisions.md", "docs/decisions/README.md", "AGENTS.md",
-    "CLAUDE.md", ".claude/settings.json", ".pre-commit-config.yaml", ".gitattributes",
-    ".shiftkit.toml", ".copier-answers.yml",
+    "init.sh",
+    "features.json",
+    ".shiftkit/features.schema.json",
+    "claude-progress.txt",
+    "docs/decisions/0001-record-decisions.md",
+    "docs/decisions/README.md",
+    "AGENTS.md",
+    "CLAUDE.md",
+    ".claude/settings.json",
+    ".pre-commit-config.yaml",
+    ".gitattributes",
+    ".shiftkit.toml",
+    ".copier-answers.yml",
 ]
 
 
@@ -43,8 +52,21 @@ def assert_fresh_scaffold(path: Path) -> None:
 
 def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Path) -> None:
     target = tmp_path / "todo-app"
-    result = run([sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "-r", "HEAD",
-                  str(template_repo), str(target)], tmp_path)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "copier",
+            "copy",
+            "--trust",
+            "--defaults",
+            "-r",
+            "HEAD",
+            str(template_repo),
+            str(target),
+        ],
+        tmp_path,
+    )
     assert result.returncode == 0, result.output
     assert_fresh_scaffold(target)
     assert "project_name: todo-app" in (target / ".copier-answers.yml").read_text()
@@ -57,25 +79,63 @@ def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Pat
 
 def test_shiftkit_new_from_installed_wheel(tmp_path: Path) -> None:
     wheel_dir = tmp_path / "wheel"
-    built = run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                 "-q", "-w", str(wheel_dir), str(Path(__file__).resolve().parent.parent)], tmp_path)
+    built = run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheel_dir),
+            str(Path(__file__).resolve().parent.parent),
+        ],
+        tmp_path,
+    )
     assert built.returncode == 0, built.output
     [wheel] = wheel_dir.glob("shiftkit-*.whl")
     site = tmp_path / "site"
-    installed = run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target",
-                     str(site), str(wheel)], tmp_path)
+    installed = run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        tmp_path,
+    )
     assert installed.returncode == 0, installed.output
     assert (site / "shiftkit" / "_template" / "copier.yml").is_file()
     assert (site / "shiftkit" / "_template" / "template" / "init.sh.jinja").is_file()
     env = {"PYTHONPATH": str(site), "PATH": f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     where = run([str(site / "bin" / "shiftkit"), "--version"], tmp_path, env=env)
     assert where.returncode == 0 and "0." in where.stdout
-    origin = run([sys.executable, "-c", "import shiftkit.core.resources as r; print(r.template_root())"],
-                 tmp_path, env=env)
+    origin = run(
+        [sys.executable, "-c", "import shiftkit.core.resources as r; print(r.template_root())"],
+        tmp_path,
+        env=env,
+    )
     assert origin.stdout.strip().startswith(str(site)), origin.output
     target = tmp_path / "from-wheel"
-    result = run([str(site / "bin" / "shiftkit"), "new", str(target), "--defaults",
-                  "--data", "goal=Ship a todo app"], tmp_path, env=env)
+    result = run(
+        [
+            str(site / "bin" / "shiftkit"),
+            "new",
+            str(target),
+            "--defaults",
+            "--data",
+            "goal=Ship a todo app",
+        ],
+        tmp_path,
+        env=env,
+    )
     assert result.returncode == 0, result.output
     assert_fresh_scaffold(target)
     assert "Goal: Ship a todo app" in (target / "claude-progress.txt").read_text()
@@ -85,8 +145,9 @@ def test_hook_refuses_invalid_feature_list_then_accepts_fix_and_append(scaffold:
     path = scaffold / "features.json"
     original = path.read_text()
     document = json.loads(original)
-    document["features"].append({"id": "F001", "category": "functional",
-                                 "description": "x", "steps": [], "passes": False})
+    document["features"].append(
+        {"id": "F001", "category": "functional", "description": "x", "steps": [], "passes": False}
+    )
     path.write_text(json.dumps(document, indent=2) + "\n")
     git_ok(scaffold, "add", "features.json")
     refused = git(scaffold, "commit", "-m", "Add the first real feature")
@@ -101,8 +162,16 @@ def test_hook_refuses_invalid_feature_list_then_accepts_fix_and_append(scaffold:
     accepted = git(scaffold, "commit", "-m", "Add the first real feature")
     assert accepted.returncode == 0, accepted.output
 
-    added = shiftkit(scaffold, "add", "--description", "Items can be deleted", "--step", "Delete one",
-                     "--verify", "true")
+    added = shiftkit(
+        scaffold,
+        "add",
+        "--description",
+        "Items can be deleted",
+        "--step",
+        "Delete one",
+        "--verify",
+        "true",
+    )
     assert added.returncode == 0, added.output
     git_ok(scaffold, "add", "features.json")
     appended = git(scaffold, "commit", "-m", "Append the delete feature")
@@ -132,27 +201,54 @@ def test_copier_update_keeps_user_changes(tmp_path: Path) -> None:
     source = snapshot_repository(tmp_path / "src")
     git_ok(source, "tag", "v0.0.1")
     target = tmp_path / "project"
-    result = run([sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "-r", "v0.0.1",
-                  str(source), str(target)], tmp_path)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "copier",
+            "copy",
+            "--trust",
+            "--defaults",
+            "-r",
+            "v0.0.1",
+            str(source),
+            str(target),
+        ],
+        tmp_path,
+    )
     assert result.returncode == 0, result.output
     # The user's own work, committed.
     write(target / "src" / "app.py", "print('hello')\n")
     agents = target / "AGENTS.md"
     agents.write_text(agents.read_text() + "\n## Project notes\nUse tabs.\n")
-    assert shiftkit(target, "add", "--description", "It says hello", "--step", "run it",
-                    "--verify", "python3 src/app.py").returncode == 0
+    assert (
+        shiftkit(
+            target,
+            "add",
+            "--description",
+            "It says hello",
+            "--step",
+            "run it",
+            "--verify",
+            "python3 src/app.py",
+        ).returncode
+        == 0
+    )
     git_ok(target, "add", "-A")
     git_ok(target, "commit", "-q", "-m", "Add the app and its first feature")
     # A newer template version.
     init = source / "template" / "init.sh.jinja"
-    init.write_text(init.read_text().replace("# Rebuilds and starts", "# (template v0.0.2) Rebuilds and starts"))
+    init.write_text(
+        init.read_text().replace("# Rebuilds and starts", "# (template v0.0.2) Rebuilds and starts")
+    )
     write(source / "template" / "docs" / "RUNBOOK.md", "# Runbook\n")
     git_ok(source, "add", "-A")
     git_ok(source, "commit", "-q", "-m", "Template: runbook and init.sh comment")
     git_ok(source, "tag", "v0.0.2")
 
-    updated = run([sys.executable, "-m", "copier", "update", "--trust", "--defaults",
-                   "-r", "v0.0.2"], target)
+    updated = run(
+        [sys.executable, "-m", "copier", "update", "--trust", "--defaults", "-r", "v0.0.2"], target
+    )
     assert updated.returncode == 0, updated.output
     answers = (target / ".copier-answers.yml").read_text()
     assert "_commit: v0.0.2" in answers and "project_name: project" in answers
@@ -167,17 +263,34 @@ def test_copier_update_keeps_user_changes(tmp_path: Path) -> None:
 
 
 def test_new_imports_a_legacy_feature_list(tmp_path: Path) -> None:
-    legacy = write(tmp_path / "legacy.json", json.dumps([
-        {"category": "functional", "description": "Add a todo", "steps": ["type", "enter"], "passes": False},
-        {"category": "ui", "description": "Dark mode", "steps": ["toggle"], "passes": False},
-    ]))
+    legacy = write(
+        tmp_path / "legacy.json",
+        json.dumps(
+            [
+                {
+                    "category": "functional",
+                    "description": "Add a todo",
+                    "steps": ["type", "enter"],
+                    "passes": False,
+                },
+                {
+                    "category": "ui",
+                    "description": "Dark mode",
+                    "steps": ["toggle"],
+                    "passes": False,
+                },
+            ]
+        ),
+    )
     target = tmp_path / "imported"
     result = shiftkit(tmp_path, "new", str(target), "--defaults", "--features", str(legacy))
     assert result.returncode == 0, result.output
     listing = features.loads((target / "features.json").read_text())
     assert [(f.id, f.description) for f in listing.features] == [
         ("F000", "The environment builds and the smoke test passes"),
-        ("F001", "Add a todo"), ("F002", "Dark mode")]
+        ("F001", "Add a todo"),
+        ("F002", "Dark mode"),
+    ]
     assert git_ok(target, "rev-list", "--count", "HEAD").strip() == "1"
     assert git_ok(target, "status", "--porcelain") == ""
     assert "features_import" not in (target / ".copier-answers.yml").read_text()
@@ -227,15 +340,31 @@ def test_the_signed_people_policy_is_a_copier_question(tmp_path: Path) -> None:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     signer = f"me@shiftkit.invalid {Path(f'{key}.pub').read_text().strip()}"
     target = tmp_path / "signed"
-    result = shiftkit(tmp_path, "new", str(target), "--defaults", "--data", "people_policy=signed",
-                      "--data", f"people_signer={signer}")
+    result = shiftkit(
+        tmp_path,
+        "new",
+        str(target),
+        "--defaults",
+        "--data",
+        "people_policy=signed",
+        "--data",
+        f"people_signer={signer}",
+    )
     assert result.returncode == 0, result.output
     assert signer in (target / ".shiftkit" / "allowed_signers").read_text()
     assert 'policy = "signed"' in (target / ".shiftkit.toml").read_text()
     for hook in ("pre-commit", "commit-msg", "reference-transaction", "pre-push"):
         assert (target / ".git" / "hooks" / hook).exists(), hook
-    refused = shiftkit(tmp_path, "new", str(tmp_path / "bad"), "--defaults", "--data",
-                       "people_policy=signed", "--data", "people_signer=nobody")
+    refused = shiftkit(
+        tmp_path,
+        "new",
+        str(tmp_path / "bad"),
+        "--defaults",
+        "--data",
+        "people_policy=signed",
+        "--data",
+        "people_signer=nobody",
+    )
     assert refused.returncode != 0 and "allowed_signers line" in refused.output
     trailer = tmp_path / "trailer"
     assert shiftkit(tmp_path, "new", str(trailer), "--defaults").returncode == 0

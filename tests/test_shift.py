@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import git_ok, implement, shiftkit, write
+
 from shiftkit.core import features, progress
 
 
@@ -59,7 +59,8 @@ def tree_digest(project: Path) -> dict[str, str]:
     listing = git_ok(project, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     return {
         name: hashlib.sha256((project / name).read_bytes()).hexdigest()
-        for name in listing.split("\0") if name and (project / name).is_file()
+        for name in listing.split("\0")
+        if name and (project / name).is_file()
     }
 
 
@@ -84,7 +85,10 @@ def test_broken_finish_refused_then_revert_restores(calc: Path) -> None:
         before.pop(name), after.pop(name)
     assert after == before  # byte-identical to the base, attempt's untracked files gone
     assert not (calc / "scratch").exists()
-    assert ignored.read_text() == "precious build output\n" and ignored.stat().st_mtime == ignored_stat.st_mtime
+    assert (
+        ignored.read_text() == "precious build output\n"
+        and ignored.stat().st_mtime == ignored_stat.st_mtime
+    )
     assert listing(calc).by_id["F001"].attempts == 1
     assert git_ok(calc, "rev-parse", "HEAD^").strip() == base
     changed = sorted(git_ok(calc, "show", "--name-only", "--format=", "HEAD").split())
@@ -110,7 +114,10 @@ def test_three_failed_attempts_block_then_unblock(calc: Path) -> None:
     ok(calc, "unblock", "F001", "--note", "the spec was clarified")
     feature = listing(calc).by_id["F001"]
     assert feature.blocked is None and feature.attempts == 0
-    assert progress.parse((calc / "claude-progress.txt").read_text()).entries[-1].outcome == "unblocked"
+    assert (
+        progress.parse((calc / "claude-progress.txt").read_text()).entries[-1].outcome
+        == "unblocked"
+    )
     assert json.loads(ok(calc, "next", "--json"))["next"]["id"] == "F001"
 
 
@@ -141,14 +148,19 @@ def test_regression_is_demoted_at_start(calc: Path) -> None:
     assert head(calc) != broken_head
     assert "F001: demoted" in git_ok(calc, "log", "-1", "--format=%s")
     assert not listing(calc).by_id["F001"].passes
-    assert progress.parse((calc / "claude-progress.txt").read_text()).entries[-1].outcome == "demoted (regression)"
+    assert (
+        progress.parse((calc / "claude-progress.txt").read_text()).entries[-1].outcome
+        == "demoted (regression)"
+    )
     assert json.loads(ok(calc, "next", "--json"))["next"]["id"] == "F001"
     assert "claimed F001" in ok(calc, "claim")
 
 
 def test_prune_after_twelve_finishes(scaffold: Path) -> None:
     config = scaffold / ".shiftkit.toml"
-    config.write_text(config.read_text().replace("keep = 20", "keep = 5").replace("block = 10", "block = 3"))
+    config.write_text(
+        config.read_text().replace("keep = 20", "keep = 5").replace("block = 10", "block = 3")
+    )
     for i in range(12):
         ok(scaffold, "add", "--description", f"step {i}", "--step", "s", "--verify", "true")
     git_ok(scaffold, "commit", "-q", "-am", "Twelve small features and a short log")
@@ -170,13 +182,23 @@ def test_prune_after_twelve_finishes(scaffold: Path) -> None:
     archive = progress.parse((scaffold / "progress-archive.txt").read_text())
     assert [e.feature for e in archive.entries] + [e.feature for e in log.entries] == written
     assert log.preamble == preamble
-    assert log.index_line and log.index_line.startswith(f"[shiftkit] {len(archive.entries)} earlier entries")
+    assert log.index_line and log.index_line.startswith(
+        f"[shiftkit] {len(archive.entries)} earlier entries"
+    )
 
 
 def test_verifier_runs_once_per_finish(calc: Path, tmp_path: Path) -> None:
     counter = tmp_path / "verifier-runs.txt"
-    ok(calc, "add", "--description", "counted", "--step", "s",
-       "--verify", f"echo run >> {counter} && python -m pytest -q -p no:cacheprovider tests/test_add.py")
+    ok(
+        calc,
+        "add",
+        "--description",
+        "counted",
+        "--step",
+        "s",
+        "--verify",
+        f"echo run >> {counter} && python -m pytest -q -p no:cacheprovider tests/test_add.py",
+    )
     git_ok(calc, "commit", "-q", "-am", "Add a feature whose verifier counts its runs")
     finish_f000(calc)
     ok(calc, "claim", "F004")
@@ -212,8 +234,15 @@ def test_shift_in_a_linked_worktree(calc: Path, tmp_path: Path) -> None:
     assert git_ok(other, "status", "--porcelain") == ""
     for args in (["status"], ["next"], ["show", "F002"], ["claims"], ["log"], ["validate"]):
         ok(other, *args)
-    assert "0002-" in ok(other, "decide", "Subtract with plain ints", "--why", "no decimals needed",
-                          "--rejected", "Decimal: slower, not needed")
+    assert "0002-" in ok(
+        other,
+        "decide",
+        "Subtract with plain ints",
+        "--why",
+        "no decimals needed",
+        "--rejected",
+        "Decimal: slower, not needed",
+    )
     assert "main worktree" in ok(calc, "start", "--no-check")
 
 
@@ -245,11 +274,20 @@ def test_all_pass_nothing_to_do(scaffold: Path) -> None:
 
 
 def test_decide_writes_record_and_index(scaffold: Path) -> None:
-    out = ok(scaffold, "decide", "Use SQLite for storage", "--why", "one file, no server",
-             "--rejected", "PostgreSQL: a server to run in every shift")
+    out = ok(
+        scaffold,
+        "decide",
+        "Use SQLite for storage",
+        "--why",
+        "one file, no server",
+        "--rejected",
+        "PostgreSQL: a server to run in every shift",
+    )
     assert "docs/decisions/0002-use-sqlite-for-storage.md" in out
     record = (scaffold / "docs/decisions/0002-use-sqlite-for-storage.md").read_text()
-    assert "## Rejected alternatives\n\n- PostgreSQL" in record and "## Context\n\none file" in record
+    assert (
+        "## Rejected alternatives\n\n- PostgreSQL" in record and "## Context\n\none file" in record
+    )
     index = (scaffold / "docs/decisions/README.md").read_text()
     assert index.endswith("- [0002](0002-use-sqlite-for-storage.md) Use SQLite for storage\n")
     assert "0002 2. Use SQLite for storage" in ok(scaffold, "start", "--no-check")
@@ -281,7 +319,12 @@ BAD = [
     ("decide_empty_title", ["decide", " ", "--why", "w", "--rejected", "r"], 2, "TITLE is empty"),
     ("claim_passing", ["claim", "F000"], 1, "F000 already passes"),
     ("claim_unmet_dep", ["claim", "F005"], 1, "F005 depends on F001"),
-    ("claims_remote", ["claim"], 2, "'shiftkit.claims.remote' (claims across machines) is not supported"),
+    (
+        "claims_remote",
+        ["claim"],
+        2,
+        "'shiftkit.claims.remote' (claims across machines) is not supported",
+    ),
 ]
 
 
@@ -289,8 +332,18 @@ def _prepare(project: Path, case: str) -> None:
     if case in {"claim_passing", "unblock_not_blocked", "claim_unmet_dep"}:
         finish_f000(project)
     if case == "claim_unmet_dep":
-        ok(project, "add", "--id", "F005", "--description", "needs add", "--step", "s",
-           "--depends-on", "F001")
+        ok(
+            project,
+            "add",
+            "--id",
+            "F005",
+            "--description",
+            "needs add",
+            "--step",
+            "s",
+            "--depends-on",
+            "F001",
+        )
         git_ok(project, "commit", "-q", "-am", "Add F005, which depends on F001")
     if case == "claims_remote":
         config = project / ".shiftkit.toml"
@@ -305,7 +358,9 @@ def test_bad_input(calc: Path, case: str, args: list[str], code: int, fragment: 
     assert result.returncode == code, result.output
     assert "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("shiftkit: ") and fragment in lines[0], result.stderr
+    assert len(lines) == 1 and lines[0].startswith("shiftkit: ") and fragment in lines[0], (
+        result.stderr
+    )
 
 
 def test_claim_refusals(calc: Path) -> None:
@@ -326,7 +381,16 @@ def test_claim_refusals(calc: Path) -> None:
 
 
 def test_verifier_not_found_and_timeout(calc: Path) -> None:
-    ok(calc, "add", "--description", "missing tool", "--step", "s", "--verify", "no-such-tool --check")
+    ok(
+        calc,
+        "add",
+        "--description",
+        "missing tool",
+        "--step",
+        "s",
+        "--verify",
+        "no-such-tool --check",
+    )
     ok(calc, "add", "--description", "slow", "--step", "s", "--verify", "sleep 30")
     config = calc / ".shiftkit.toml"
     config.write_text(config.read_text().replace("verify_timeout = 900", "verify_timeout = 1"))

@@ -8,23 +8,34 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
-
 from conftest import (
-    FEATURES, add_log_entry, by_id, edit_list, flip, git, git_ok, implement, ok, session_environment,
-    shiftkit, use_shims, write,
-)  # fmt: skip
+    FEATURES,
+    add_log_entry,
+    by_id,
+    edit_list,
+    flip,
+    git,
+    git_ok,
+    implement,
+    ok,
+    session_environment,
+    shiftkit,
+    use_shims,
+    write,
+)
 
 CONFIG = ".shiftkit.toml"
 SIGNERS = ".shiftkit/allowed_signers"
 
 
 @pytest.fixture(scope="module")
-def trust_base(pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory,
-               isolated_home: Path) -> Iterator[Path]:  # fmt: skip
+def trust_base(
+    pristine_calc: Path, tmp_path_factory: pytest.TempPathFactory, isolated_home: Path
+) -> Iterator[Path]:
     """F000 passing; F001 blocked after three failed attempts; F002, F003 open; F004 open and
     verified by the project-wide verifier (none set)."""
     base = tmp_path_factory.mktemp("trust") / "project"
@@ -95,8 +106,16 @@ def refused(project: Path, message: str, *extra: str) -> str:
 
 def land_past_every_hook(project: Path, message: str) -> str:
     """What only a determined caller with the machine can do: no hooks at all."""
-    git_ok(project, "-c", f"core.hooksPath={project / 'no-hooks'}", "commit", "-q", "--no-verify",
-           "-m", message)
+    git_ok(
+        project,
+        "-c",
+        f"core.hooksPath={project / 'no-hooks'}",
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        message,
+    )
     return head(project)
 
 
@@ -127,8 +146,9 @@ def leak_list_moved(p: Path) -> str:
         item["passes"] = True
         item.pop("blocked", None)
     write(p / "done.json", json.dumps(document, indent=2) + "\n")
-    (p / CONFIG).write_text((p / CONFIG).read_text().replace('features = "features.json"',
-                                                             'features = "done.json"'))
+    (p / CONFIG).write_text(
+        (p / CONFIG).read_text().replace('features = "features.json"', 'features = "done.json"')
+    )
     return "Keep the feature list in done.json"
 
 
@@ -149,8 +169,9 @@ LEAKS: list[tuple[Callable[[Path], str], int]] = [
 
 
 @pytest.mark.parametrize(("leak", "rule"), LEAKS, ids=[f.__name__[5:] for f, _ in LEAKS])
-def test_a_leak_is_refused_at_commit_time(project: Path, leak: Callable[[Path], str],
-                                          rule: int) -> None:  # fmt: skip
+def test_a_leak_is_refused_at_commit_time(
+    project: Path, leak: Callable[[Path], str], rule: int
+) -> None:
     message = leak(project)
     git_ok(project, "add", "-A")
     output = refused(project, message)
@@ -162,7 +183,8 @@ def test_a_leak_is_refused_at_commit_time(project: Path, leak: Callable[[Path], 
 
 @pytest.mark.parametrize(("leak", "rule"), LEAKS, ids=[f.__name__[5:] for f, _ in LEAKS])
 def test_a_leak_landed_past_every_hook_is_flagged_by_plain_audit(
-        one_project: Path, leak: Callable[[Path], str], rule: int) -> None:  # fmt: skip
+    one_project: Path, leak: Callable[[Path], str], rule: int
+) -> None:
     message = leak(one_project)
     git_ok(one_project, "add", "-A")
     commit = land_past_every_hook(one_project, message)
@@ -170,9 +192,10 @@ def test_a_leak_landed_past_every_hook_is_flagged_by_plain_audit(
 
 
 def test_the_verifier_comes_from_the_parent_even_after_a_person_changed_it(
-        one_project: Path) -> None:  # fmt: skip
+    one_project: Path,
+) -> None:
     """A person sets the project-wide verifier on its own; the next flip is judged by it."""
-    set_config(one_project, "shiftkit", 'verify = "python -c \'raise SystemExit(1)\'"')
+    set_config(one_project, "shiftkit", "verify = \"python -c 'raise SystemExit(1)'\"")
     git_ok(one_project, "add", "-A")
     git_ok(one_project, "commit", "-q", "-m", "Set the project-wide verifier")
     audit = shiftkit(one_project, "audit")
@@ -189,8 +212,11 @@ def test_an_unstaged_config_edit_does_not_loosen_the_plain_shims(project: Path) 
     implement(project, "sub", good=False)
     flip(project, "F002")
     git_ok(project, "add", "-A")
-    (project / CONFIG).write_text((project / CONFIG).read_text().replace(
-        'features = "features.json"', 'features = "elsewhere.json"'))
+    (project / CONFIG).write_text(
+        (project / CONFIG)
+        .read_text()
+        .replace('features = "features.json"', 'features = "elsewhere.json"')
+    )
     assert "rule 4 [F002]" in refused(project, "F002: subtract two numbers")
 
 
@@ -198,8 +224,12 @@ def test_a_definition_change_and_its_flip_never_share_a_commit(one_project: Path
     """Even with the real verifier passing: the definition moved in the same commit."""
     ok(one_project, "claim", "F002")
     implement(one_project, "sub")
-    edit_list(one_project, lambda items: by_id(items, "F002").update(
-        verify="python -m pytest -q -p no:cacheprovider tests/test_sub.py -x", passes=True))
+    edit_list(
+        one_project,
+        lambda items: by_id(items, "F002").update(
+            verify="python -m pytest -q -p no:cacheprovider tests/test_sub.py -x", passes=True
+        ),
+    )
     add_log_entry(one_project, "F002")
     git_ok(one_project, "add", "-A")
     output = refused(one_project, "F002: subtract\n\nShiftkit-Override: reworded the verifier")
@@ -220,14 +250,20 @@ def test_a_config_change_alone_is_a_person_action_listed_by_audit(one_project: P
 
 
 def self_unblock(p: Path) -> str:
-    edit_list(p, lambda items: (by_id(items, "F001").pop("blocked"),
-                                by_id(items, "F001").update(attempts=0)))
+    edit_list(
+        p,
+        lambda items: (
+            by_id(items, "F001").pop("blocked"),
+            by_id(items, "F001").update(attempts=0),
+        ),
+    )
     add_log_entry(p, "F001", "unblocked")
     return "F001: unblocked"
 
 
 def test_a_self_unblock_under_the_trailer_policy_is_listed_and_strict_audit_refuses(
-        one_project: Path) -> None:  # fmt: skip
+    one_project: Path,
+) -> None:
     message = self_unblock(one_project)
     git_ok(one_project, "add", "-A")
     git_ok(one_project, "commit", "-q", "-m", message)
@@ -243,15 +279,33 @@ def test_a_self_unblock_under_the_trailer_policy_is_listed_and_strict_audit_refu
 
 def make_key(folder: Path, name: str) -> Path:
     key = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"{name}@shiftkit.invalid",
-                    "-f", str(key)], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            f"{name}@shiftkit.invalid",
+            "-f",
+            str(key),
+        ],
+        check=True,
+    )
     return key
 
 
 def signing_env(key: Path) -> dict[str, str]:
     """A person's signing setup, through git's environment config (never a global file)."""
-    return {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "gpg.format", "GIT_CONFIG_VALUE_0": "ssh",
-            "GIT_CONFIG_KEY_1": "user.signingkey", "GIT_CONFIG_VALUE_1": f"{key}.pub"}
+    return {
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "gpg.format",
+        "GIT_CONFIG_VALUE_0": "ssh",
+        "GIT_CONFIG_KEY_1": "user.signingkey",
+        "GIT_CONFIG_VALUE_1": f"{key}.pub",
+    }
 
 
 @pytest.fixture
@@ -268,8 +322,13 @@ def signed(one_project: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def sign_commit(project: Path, key: Path, message: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "commit", "-q", "-S", "-m", message], cwd=project, text=True,
-                          capture_output=True, env={**os.environ, **signing_env(key)})  # fmt: skip
+    return subprocess.run(
+        ["git", "commit", "-q", "-S", "-m", message],
+        cwd=project,
+        text=True,
+        capture_output=True,
+        env={**os.environ, **signing_env(key)},
+    )
 
 
 def test_signed_policy_refuses_an_unsigned_unblock(signed: tuple[Path, Path, Path]) -> None:
@@ -289,10 +348,13 @@ def test_signed_policy_refuses_a_key_that_is_not_listed(signed: tuple[Path, Path
 
 
 def test_signed_policy_refuses_a_key_added_by_the_same_commit(
-        signed: tuple[Path, Path, Path]) -> None:  # fmt: skip
+    signed: tuple[Path, Path, Path],
+) -> None:
     project, _, other = signed
     signers = project / SIGNERS
-    signers.write_text(signers.read_text() + f"agent@shiftkit.invalid {Path(f'{other}.pub').read_text()}")
+    signers.write_text(
+        signers.read_text() + f"agent@shiftkit.invalid {Path(f'{other}.pub').read_text()}"
+    )
     message = self_unblock(project)
     git_ok(project, "add", "-A")
     result = sign_commit(project, other, message)
@@ -300,15 +362,23 @@ def test_signed_policy_refuses_a_key_added_by_the_same_commit(
 
 
 def test_signed_policy_accepts_a_listed_key_and_shiftkit_unblock_signs(
-        signed: tuple[Path, Path, Path]) -> None:  # fmt: skip
+    signed: tuple[Path, Path, Path],
+) -> None:
     project, person, _ = signed
     no_key = shiftkit(project, "unblock", "F001", "--note", "fixed the fixture")
     assert no_key.returncode == 1 and "no signing key" in no_key.stderr, no_key.output
-    result = shiftkit(project, "unblock", "F001", "--note", "fixed the fixture",
-                      env=signing_env(person))
+    result = shiftkit(
+        project, "unblock", "F001", "--note", "fixed the fixture", env=signing_env(person)
+    )
     assert result.returncode == 0, result.output
-    shown = git_ok(project, "-c", f"gpg.ssh.allowedSignersFile={project / SIGNERS}", "log", "-1",
-                   "--format=%G?")
+    shown = git_ok(
+        project,
+        "-c",
+        f"gpg.ssh.allowedSignersFile={project / SIGNERS}",
+        "log",
+        "-1",
+        "--format=%G?",
+    )
     assert shown.strip() == "G"
     audit = shiftkit(project, "audit")
     assert audit.returncode == 0, audit.output
@@ -329,8 +399,15 @@ def test_override_command_signs_under_the_signed_policy(signed: tuple[Path, Path
     git_ok(project, "add", "-A")
     unsigned = git(project, "commit", "-m", "Reword F003\n\nShiftkit-Override: the spec changed")
     assert unsigned.returncode != 0 and "rule 11" in unsigned.output
-    result = shiftkit(project, "override", "-m", "Reword F003", "--reason", "the spec changed",
-                      env=signing_env(person))
+    result = shiftkit(
+        project,
+        "override",
+        "-m",
+        "Reword F003",
+        "--reason",
+        "the spec changed",
+        env=signing_env(person),
+    )
     assert result.returncode == 0, result.output
     audit = shiftkit(project, "audit")
     assert audit.returncode == 0 and "override of rule(s) 2: the spec changed" in audit.stdout
@@ -387,17 +464,28 @@ def test_an_excluded_file_is_caught_in_checkout_mode_and_by_reverify(one_project
     assert finish.returncode == 1, finish.output
     # past every hook, with a forged trailer: plain audit cannot know, --reverify does
     tree = git_ok(one_project, "write-tree").strip()
-    commit = land_past_every_hook(one_project, f"F002: subtract two numbers\n\n"
-                                  f"Shiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
-                                  f"Shiftkit-Claim: {'c1a1' * 10}\n")  # fmt: skip
+    commit = land_past_every_hook(
+        one_project,
+        f"F002: subtract two numbers\n\n"
+        f"Shiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
+        f"Shiftkit-Claim: {'c1a1' * 10}\n",
+    )
     assert shiftkit(one_project, "audit", "--since", start).returncode == 0
     audit_flags(one_project, commit, 4, "--since", start, "--reverify")
 
 
 def test_a_verifier_that_rewrites_tracked_files_is_no_pass(project: Path) -> None:
     write(project / "gen.sh", "true\n")
-    ok(project, "add", "--description", "generated code works", "--step", "s",
-       "--verify", "sh gen.sh && python -m pytest -q -p no:cacheprovider tests/test_sub.py")
+    ok(
+        project,
+        "add",
+        "--description",
+        "generated code works",
+        "--step",
+        "s",
+        "--verify",
+        "sh gen.sh && python -m pytest -q -p no:cacheprovider tests/test_sub.py",
+    )
     git_ok(project, "add", "-A")
     git_ok(project, "commit", "-q", "-m", "Add F005, generated subtraction")
     ok(project, "claim", "F005")
@@ -429,13 +517,25 @@ def test_amending_a_flip_commit_is_judged_against_its_real_parent(project: Path)
     assert "reference-transaction refused" in output and "rule 4 [F002]" in output, output
 
 
-def test_an_amended_flip_landed_past_every_hook_is_flagged_by_plain_audit(one_project: Path) -> None:
+def test_an_amended_flip_landed_past_every_hook_is_flagged_by_plain_audit(
+    one_project: Path,
+) -> None:
     finished_sub(one_project)
     ops = one_project / "calc" / "ops.py"
     ops.write_text(ops.read_text().replace("return a - b", "return 0"))
     message = git_ok(one_project, "log", "-1", "--format=%B")
-    git_ok(one_project, "-c", f"core.hooksPath={one_project / 'none'}", "commit", "-q", "-a",
-           "--amend", "--no-verify", "-m", message)
+    git_ok(
+        one_project,
+        "-c",
+        f"core.hooksPath={one_project / 'none'}",
+        "commit",
+        "-q",
+        "-a",
+        "--amend",
+        "--no-verify",
+        "-m",
+        message,
+    )
     audit_flags(one_project, head(one_project), 4)
 
 
@@ -489,7 +589,10 @@ def test_an_honest_rebase_goes_through(one_project: Path) -> None:
     result = git(one_project, "rebase", "main")
     assert result.returncode == 0, result.output
     assert git_ok(one_project, "log", "--format=%s", "-3").split("\n")[:3] == [
-        "Document b", "Document a", "Notes on main"]
+        "Document b",
+        "Document a",
+        "Notes on main",
+    ]
 
 
 def test_a_bare_wip_commit_is_refused_even_with_no_verify(one_project: Path) -> None:
@@ -505,8 +608,9 @@ def test_forged_trailers_with_a_config_change_are_flagged_by_plain_audit(one_pro
     message = leak_project_verifier_true(one_project)
     git_ok(one_project, "add", "-A")
     tree = git_ok(one_project, "write-tree").strip()
-    commit = land_past_every_hook(one_project, f"{message}\n\nShiftkit-Feature: F004\n"
-                                  f"Shiftkit-Verified: {tree}\n")  # fmt: skip
+    commit = land_past_every_hook(
+        one_project, f"{message}\n\nShiftkit-Feature: F004\nShiftkit-Verified: {tree}\n"
+    )
     audit_flags(one_project, commit, 10)
 
 

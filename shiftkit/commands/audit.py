@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shiftkit.edge import commits, gitio, verify
 from shiftkit.core import features, rules
-from shiftkit.edge.context import Context, short
 from shiftkit.core.errors import BadInput
+from shiftkit.edge import commits, gitio, verify
+from shiftkit.edge.context import Context, short
 
 
 @dataclass
@@ -26,8 +26,13 @@ class Finding:
 
 def commits_in(root: Path, since: str | None) -> list[commits.Commit]:
     """The commits from ``since`` (exclusive) to HEAD, oldest first."""
-    if since is not None and gitio.run(["rev-parse", "-q", "--verify", f"{since}^{{commit}}"],
-                                       root, check=False).returncode != 0:  # fmt: skip
+    if (
+        since is not None
+        and gitio.run(
+            ["rev-parse", "-q", "--verify", f"{since}^{{commit}}"], root, check=False
+        ).returncode
+        != 0
+    ):
         raise BadInput(f"--since {since!r}: not a commit in this repository")
     if gitio.head_oid(root) is None:
         return []
@@ -37,25 +42,35 @@ def commits_in(root: Path, since: str | None) -> list[commits.Commit]:
 def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
     """The verifier re-run in a clean checkout of the commit, after its init."""
     tree = gitio.out(["rev-parse", f"{commit}^{{tree}}"], ctx.root).strip()
-    return verify.run_in_checkout(ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout)
+    return verify.run_in_checkout(
+        ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout
+    )
 
 
 def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Finding]:
     return audit_commits(ctx, commits_in(ctx.root, since), reverify, say)
 
 
-def audit_commits(ctx: Context, selected: list[commits.Commit], reverify: bool,
-                  say: Any) -> list[Finding]:  # fmt: skip
+def audit_commits(
+    ctx: Context, selected: list[commits.Commit], reverify: bool, say: Any
+) -> list[Finding]:
     findings = []
     for commit in selected:
         present = rules.trailers(commit.message)
 
-        def evidence(feature: features.Feature, command: str, verify_in: str,
-                     commit: commits.Commit = commit,
-                     present: dict[str, list[str]] = present) -> str | None:  # fmt: skip
+        def evidence(
+            feature: features.Feature,
+            command: str,
+            verify_in: str,
+            commit: commits.Commit = commit,
+            present: dict[str, list[str]] = present,
+        ) -> str | None:
             # Plain audit can only see what the commit claims; --reverify checks it.
             if commit.tree not in present.get("Shiftkit-Verified", []):
-                return "the commit has no Shiftkit-Verified trailer for its tree (made past the hooks?)"
+                return (
+                    "the commit has no Shiftkit-Verified trailer for its tree "
+                    "(made past the hooks?)"
+                )
             if not reverify:
                 return None
             say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
@@ -66,9 +81,16 @@ def audit_commits(ctx: Context, selected: list[commits.Commit], reverify: bool,
 
         report = commits.judge_commit(ctx.root, ctx.common_dir, commit, evidence)
         if report.violations or report.overridden or report.person_actions:
-            findings.append(Finding(commit.oid, commit.subject, report.violations,
-                                    report.overridden, report.override_reason,
-                                    report.person_actions))  # fmt: skip
+            findings.append(
+                Finding(
+                    commit.oid,
+                    commit.subject,
+                    report.violations,
+                    report.overridden,
+                    report.override_reason,
+                    report.person_actions,
+                )
+            )
     return findings
 
 
@@ -81,15 +103,21 @@ def render(findings: list[Finding], checked: int) -> str:
     overrides = [f for f in findings if f.overridden]
     for finding in overrides:
         rules_hit = ", ".join(sorted({str(int(v.rule)) for v in finding.overridden}))
-        lines.append(f"override {short(finding.commit)} (rules {rules_hit}): {finding.override_reason}")
+        lines.append(
+            f"override {short(finding.commit)} (rules {rules_hit}): {finding.override_reason}"
+        )
     people = [f for f in findings if f.person_actions]
     if people:
         lines.append("person actions (a person's to make; `audit --strict` refuses them):")
         for finding in people:
-            lines += [f"  {short(finding.commit)} {finding.subject[:50]!r}: {action}"
-                      for action in finding.person_actions]  # fmt: skip
-    lines.append(f"audit: {checked} commits checked, {len(bad)} with violations, "
-                 f"{len(overrides)} with overrides, {len(people)} with person actions")  # fmt: skip
+            lines += [
+                f"  {short(finding.commit)} {finding.subject[:50]!r}: {action}"
+                for action in finding.person_actions
+            ]
+    lines.append(
+        f"audit: {checked} commits checked, {len(bad)} with violations, "
+        f"{len(overrides)} with overrides, {len(people)} with person actions"
+    )
     return "\n".join(lines)
 
 
@@ -97,17 +125,29 @@ def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
     return {
         "checked": checked,
         "violations": [
-            {"commit": f.commit, "subject": f.subject, "rule": v.rule, "feature": v.feature,
-             "message": v.message}
-            for f in findings for v in f.violations
+            {
+                "commit": f.commit,
+                "subject": f.subject,
+                "rule": v.rule,
+                "feature": v.feature,
+                "message": v.message,
+            }
+            for f in findings
+            for v in f.violations
         ],
         "overrides": [
-            {"commit": f.commit, "subject": f.subject, "reason": f.override_reason,
-             "rules": sorted({int(v.rule) for v in f.overridden})}
-            for f in findings if f.overridden
+            {
+                "commit": f.commit,
+                "subject": f.subject,
+                "reason": f.override_reason,
+                "rules": sorted({int(v.rule) for v in f.overridden}),
+            }
+            for f in findings
+            if f.overridden
         ],
         "person_actions": [
             {"commit": f.commit, "subject": f.subject, "actions": f.person_actions}
-            for f in findings if f.person_actions
+            for f in findings
+            if f.person_actions
         ],
-    }  # fmt: skip
+    }

@@ -6,8 +6,8 @@ import re
 from datetime import date
 from pathlib import Path
 
-from shiftkit.edge.atomic import atomic_write
 from shiftkit.core.errors import BadInput
+from shiftkit.edge.atomic import atomic_write
 
 INDEX = "README.md"
 
@@ -22,7 +22,9 @@ def next_number(folder: Path) -> int:
     return max(numbers, default=0) + 1
 
 
-def render(number: int, title: str, why: str, decision: str, rejected: list[str], today: str) -> str:
+def render(
+    number: int, title: str, why: str, decision: str, rejected: list[str], today: str
+) -> str:
     rejected_lines = "\n".join(f"- {item.strip()}" for item in rejected)
     return (
         f"# {number}. {title.strip()}\n\n"
@@ -36,7 +38,9 @@ def render(number: int, title: str, why: str, decision: str, rejected: list[str]
     )
 
 
-def decide(folder: Path, title: str, why: str, rejected: list[str], decision: str | None = None) -> Path:
+def decide(
+    folder: Path, title: str, why: str, rejected: list[str], decision: str | None = None
+) -> Path:
     if not title.strip():
         raise BadInput("TITLE is empty; name the decision, e.g. 'Use SQLite for storage'")
     if not why.strip():

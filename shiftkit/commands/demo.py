@@ -9,9 +9,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from shiftkit.edge import gitio
 from shiftkit.commands import scaffold
 from shiftkit.core.errors import Refused
+from shiftkit.edge import gitio
 
 DEMO_IDENTITY = {
     "GIT_AUTHOR_NAME": "shiftkit demo",
@@ -20,14 +20,26 @@ DEMO_IDENTITY = {
     "GIT_COMMITTER_EMAIL": "demo@shiftkit.invalid",
 }
 
-INITIAL_FEATURES = {"features": [
-    {"id": "F001", "category": "functional", "description": "A todo item can be added and listed",
-     "steps": ["add('milk')", "items() lists 'milk'"], "verify": "python3 -m unittest -q tests/test_add.py",
-     "passes": False},
-    {"id": "F002", "category": "functional", "description": "A todo item can be completed",
-     "steps": ["add('milk')", "complete('milk')", "'milk' is done"],
-     "verify": "python3 -m unittest -q tests/test_complete.py", "passes": False},
-]}  # fmt: skip
+INITIAL_FEATURES = {
+    "features": [
+        {
+            "id": "F001",
+            "category": "functional",
+            "description": "A todo item can be added and listed",
+            "steps": ["add('milk')", "items() lists 'milk'"],
+            "verify": "python3 -m unittest -q tests/test_add.py",
+            "passes": False,
+        },
+        {
+            "id": "F002",
+            "category": "functional",
+            "description": "A todo item can be completed",
+            "steps": ["add('milk')", "complete('milk')", "'milk' is done"],
+            "verify": "python3 -m unittest -q tests/test_complete.py",
+            "passes": False,
+        },
+    ]
+}
 
 VERIFIERS = {
     "tests/test_add.py": (
@@ -69,10 +81,15 @@ def run(directory: Path | None) -> int:
     _title(f"Initializer: scaffold {target} (copier template, hooks, first commit)")
     scaffold.new(
         target,
-        {"project_name": "todo-app", "goal": "A small todo library, built one verified feature at a time.",
-         "smoke_command": "python3 -c 'import todo'"},
-        defaults=True, features_file=initial, quiet=True,
-    )  # fmt: skip
+        {
+            "project_name": "todo-app",
+            "goal": "A small todo library, built one verified feature at a time.",
+            "smoke_command": "python3 -c 'import todo'",
+        },
+        defaults=True,
+        features_file=initial,
+        quiet=True,
+    )
     shell = _Shell(target)
     shell.shiftkit("status")
     for name, text in VERIFIERS.items():

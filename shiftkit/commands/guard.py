@@ -24,18 +24,20 @@ from typing import Any
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
 
-USE_SHIFTKIT = ("commit with `shiftkit finish` (verifies and commits) or a plain `git commit` "
-                "so the hooks run; give up an attempt with `shiftkit revert`")
+USE_SHIFTKIT = (
+    "commit with `shiftkit finish` (verifies and commits) or a plain `git commit` "
+    "so the hooks run; give up an attempt with `shiftkit revert`"
+)
 PERSON = "stop and ask a person"
 INSTEAD = {
     "features": "status fields change only through `shiftkit finish`, `shiftkit revert` or a "
-                "person's `shiftkit unblock`; new features are appended with `shiftkit add`",
+    "person's `shiftkit unblock`; new features are appended with `shiftkit add`",
     "hooks": f"the commit hooks are what make a shift's work count; {USE_SHIFTKIT}",
     "gitdir": f"it holds the commit hooks and the history; {USE_SHIFTKIT}",
     "gitconfig": f"git's config decides which hooks run, and changing it is a person's action; "
-                 f"{USE_SHIFTKIT}",
+    f"{USE_SHIFTKIT}",
     "state": "shiftkit's local state (verify cache, claims) is written only by shiftkit: "
-             "`shiftkit verify`, `shiftkit claim`, `shiftkit release`, `shiftkit finish`",
+    "`shiftkit verify`, `shiftkit claim`, `shiftkit release`, `shiftkit finish`",
     "config": f"changing the configuration is a person's action; {PERSON}",
     "signers": f"it lists who may take person actions; changing it is a person's action; {PERSON}",
 }
@@ -53,9 +55,7 @@ TEMP_DIRS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/", "/dev/null")
 
 SUBSTITUTION = "__shiftkit_substitution__"
 HEREDOC = "__shiftkit_heredoc_"
-HEREDOC_START = (
-    r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))"
-)
+HEREDOC_START = r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))"
 OPERATOR = r"&>>|&>|>>|>\||>&|<<<|<<|<>|<&|>|<|\|\||\|&|&&|;;|\||&|;|\(|\)"
 WRITE_REDIRECTS = {">", ">>", ">|", "&>", "&>>", "<>"}
 PIPES = {"|", "|&"}
@@ -79,8 +79,7 @@ class Simple:
 
     __slots__ = ("piped", "stdin", "words", "writes")
 
-    def __init__(self, words: list[str], writes: list[str], stdin: str | None,
-                 piped: bool) -> None:
+    def __init__(self, words: list[str], writes: list[str], stdin: str | None, piped: bool) -> None:
         self.words = words
         self.writes = writes
         self.stdin = stdin
@@ -111,8 +110,9 @@ def _substitution(command: str, start: int) -> tuple[str, int]:
     return command[start + 2 :], len(command)
 
 
-def _read_heredocs(command: str, index: int, pending: list[tuple[str, bool]],
-                   bodies: list[str]) -> int:
+def _read_heredocs(
+    command: str, index: int, pending: list[tuple[str, bool]], bodies: list[str]
+) -> int:
     """Consume the here-document bodies that start at index; return the index after them."""
     for delimiter, strip_tabs in pending:
         lines: list[str] = []
@@ -231,8 +231,9 @@ def _simple_commands(line: str, heredocs: list[str]) -> list[Simple]:
 def _redirect(command: Simple, operator: str, operand: str | None, heredocs: list[str]) -> None:
     if operand is None:
         return
-    if operator in WRITE_REDIRECTS or (operator == ">&" and not operand.isdigit()
-                                       and operand != "-"):
+    if operator in WRITE_REDIRECTS or (
+        operator == ">&" and not operand.isdigit() and operand != "-"
+    ):
         command.writes.append(operand)
     elif operator == "<<" and operand.startswith(HEREDOC):
         number = operand[len(HEREDOC) :]
@@ -267,9 +268,13 @@ class Options:
         return next((value for name, value in self.given if name in names), None)
 
 
-def _parse_options(args: list[str], values: str = "", optional: str = "",
-                   long_values: tuple[str, ...] = (), first_positional_ends: bool = False
-                   ) -> Options:
+def _parse_options(
+    args: list[str],
+    values: str = "",
+    optional: str = "",
+    long_values: tuple[str, ...] = (),
+    first_positional_ends: bool = False,
+) -> Options:
     """getopt-style: `values` are short options that take an argument (attached or next),
     `optional` take one only attached; long options in `long_values` (or an unambiguous
     abbreviation) take the next word unless written `--name=value`."""
@@ -297,8 +302,9 @@ def _parse_options(args: list[str], values: str = "", optional: str = "",
     return options
 
 
-def _short_cluster(arg: str, args: list[str], index: int, values: str, optional: str,
-                   options: Options) -> int:
+def _short_cluster(
+    arg: str, args: list[str], index: int, values: str, optional: str, options: Options
+) -> int:
     for position, letter in enumerate(arg[1:], start=2):
         rest = arg[position:]
         if letter in values:
@@ -352,9 +358,12 @@ def _path_kind(path: str, features_name: str) -> str | None:
         return None
     if not absolute or len(parts) > 1:
         features = [p for p in os.path.normpath(features_name).split("/") if p not in ("", ".")]
-        for kind, ending in (("features", features), ("config", [".shiftkit.toml"]),
-                             ("signers", [".shiftkit", "allowed_signers"]),
-                             ("signers", [".shiftkit"])):
+        for kind, ending in (
+            ("features", features),
+            ("config", [".shiftkit.toml"]),
+            ("signers", [".shiftkit", "allowed_signers"]),
+            ("signers", [".shiftkit"]),
+        ):
             if ending and parts[-len(ending) :] == ending and (absolute or parts == ending):
                 return kind
     return None
@@ -364,8 +373,9 @@ def _label(kind: str, features_name: str) -> str:
     return features_name if kind == "features" else LABELS[kind]
 
 
-def _path_reason(paths: list[str], how: str, features_name: str,
-                 removing: bool = False) -> str | None:
+def _path_reason(
+    paths: list[str], how: str, features_name: str, removing: bool = False
+) -> str | None:
     for path in paths:
         kind = _path_kind(path, features_name)
         if kind is None or (kind == "gitdir" and not removing):
@@ -397,8 +407,10 @@ def check_command(command: str, features_name: str = "features.json") -> str | N
 
 def _check_line(command: str, features_name: str, depth: int) -> str | None:
     if depth > MAX_DEPTH:
-        return (f"this command nests shells (`sh -c`, `$(...)`, `eval`) more than {MAX_DEPTH} "
-                f"deep, too deep to check; run the inner command directly")
+        return (
+            f"this command nests shells (`sh -c`, `$(...)`, `eval`) more than {MAX_DEPTH} "
+            f"deep, too deep to check; run the inner command directly"
+        )
     scan = _scan(command)
     for body in scan.substitutions:
         reason = _check_line(body, features_name, depth + 1)
@@ -422,8 +434,7 @@ def _output_of(words: list[str], stdin: str | None) -> str | None:
     return stdin if program == "cat" and len(words) == 1 else None
 
 
-def _check_simple(simple: Simple, stdin: str | None, features_name: str,
-                  depth: int) -> str | None:
+def _check_simple(simple: Simple, stdin: str | None, features_name: str, depth: int) -> str | None:
     reason = _path_reason(simple.writes, "a shell redirection", features_name)
     if reason:
         return reason
@@ -438,17 +449,42 @@ def _check_simple(simple: Simple, stdin: str | None, features_name: str,
 # long options taking a value, and how many plain words they take before the command.
 WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
     "env": ("uCS", ("--unset", "--chdir", "--split-string"), 0),
-    "sudo": ("ugCDhprtTUc", ("--user", "--group", "--close-from", "--chdir", "--host",
-                              "--prompt", "--role", "--type", "--command-timeout",
-                              "--other-user"), 0),
+    "sudo": (
+        "ugCDhprtTUc",
+        (
+            "--user",
+            "--group",
+            "--close-from",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+        ),
+        0,
+    ),
     "doas": ("uC", (), 0),
     "timeout": ("sk", ("--signal", "--kill-after"), 1),
     "nice": ("n", ("--adjustment",), 0),
     "ionice": ("cnpPu", ("--class", "--classdata", "--pid", "--pgid", "--uid"), 0),
     "stdbuf": ("ioe", ("--input", "--output", "--error"), 0),
-    "xargs": ("adEILnPs", ("--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
-                            "--max-args", "--max-procs", "--max-chars", "--process-slot-var"),
-              0),
+    "xargs": (
+        "adEILnPs",
+        (
+            "--arg-file",
+            "--delimiter",
+            "--eof",
+            "--replace",
+            "--max-lines",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--process-slot-var",
+        ),
+        0,
+    ),
     "command": ("", (), 0),
     "builtin": ("", (), 0),
     "exec": ("a", (), 0),
@@ -508,10 +544,14 @@ def _env_reason(name: str, how: str) -> str | None:
     if name == "SKIP":
         return f"{how} SKIP tells pre-commit to skip hooks; {USE_SHIFTKIT}"
     if name == "PRE_COMMIT_ALLOW_NO_CONFIG":
-        return f"{how} PRE_COMMIT_ALLOW_NO_CONFIG lets commits through without hooks; {USE_SHIFTKIT}"
+        return (
+            f"{how} PRE_COMMIT_ALLOW_NO_CONFIG lets commits through without hooks; {USE_SHIFTKIT}"
+        )
     if name.startswith("GIT_CONFIG") and name != "GIT_CONFIG_NOSYSTEM":
-        return (f"{how} {name} can set git config such as core.hooksPath and point git away "
-                f"from the hooks; {USE_SHIFTKIT}")
+        return (
+            f"{how} {name} can set git config such as core.hooksPath and point git away "
+            f"from the hooks; {USE_SHIFTKIT}"
+        )
     return None
 
 
@@ -525,8 +565,7 @@ def _check_environment(env: dict[str, str], argv: list[str]) -> str | None:
     return None
 
 
-def _check_argv(argv: list[str], stdin: str | None, features_name: str,
-                depth: int) -> str | None:
+def _check_argv(argv: list[str], stdin: str | None, features_name: str, depth: int) -> str | None:
     program = os.path.basename(argv[0])
     args = argv[1:]
     if program in {"sh", "bash", "zsh", "dash", "ksh", "ash", "busybox"}:
@@ -553,12 +592,12 @@ def _check_argv(argv: list[str], stdin: str | None, features_name: str,
     return _check_writers(program, args, features_name)
 
 
-def _check_shell(args: list[str], stdin: str | None, features_name: str,
-                 depth: int) -> str | None:
+def _check_shell(args: list[str], stdin: str | None, features_name: str, depth: int) -> str | None:
     if args[:1] == ["sh"] or args[:1] == ["bash"]:  # `busybox sh -c ...`
         args = args[1:]
-    options = _parse_options(args, "oO", "", ("--rcfile", "--init-file"),
-                             first_positional_ends=True)
+    options = _parse_options(
+        args, "oO", "", ("--rcfile", "--init-file"), first_positional_ends=True
+    )
     if "-c" in options.names():
         code = options.positional[0] if options.positional else ""
         return _check_line(code, features_name, depth + 1)
@@ -583,13 +622,17 @@ def _check_shiftkit(args: list[str]) -> str | None:
     options = _parse_options(args, "", "", (), first_positional_ends=True)
     sub = options.positional[0] if options.positional else ""
     if sub in {"unblock", "override"}:
-        return (f"`shiftkit {sub}` is a person's action, not an agent's; {PERSON} to run "
-                f"`shiftkit {sub}` (record what is in the way with `shiftkit note`, or give up "
-                f"the attempt with `shiftkit revert --reason`)")
+        return (
+            f"`shiftkit {sub}` is a person's action, not an agent's; {PERSON} to run "
+            f"`shiftkit {sub}` (record what is in the way with `shiftkit note`, or give up "
+            f"the attempt with `shiftkit revert --reason`)"
+        )
     if sub in {"claim", "release"} and "--steal" in options.positional[1:]:
-        return (f"`shiftkit {sub} --steal` takes over another session's claim: a person's "
-                f"action; {PERSON} to run `shiftkit {sub} --steal` once that session is gone, "
-                f"and meanwhile take another feature with `shiftkit next`/`shiftkit claim`")
+        return (
+            f"`shiftkit {sub} --steal` takes over another session's claim: a person's "
+            f"action; {PERSON} to run `shiftkit {sub} --steal` once that session is gone, "
+            f"and meanwhile take another feature with `shiftkit next`/`shiftkit claim`"
+        )
     return None
 
 
@@ -604,8 +647,11 @@ def _check_find(args: list[str], features_name: str, depth: int) -> str | None:
     starts: list[str] = []
     while len(starts) < len(args) and not args[len(starts)].startswith(("-", "(", "!")):
         starts.append(args[len(starts)])
-    names = [args[i + 1] for i, arg in enumerate(args[:-1])
-             if arg in {"-name", "-path", "-wholename"} and not re.search(r"[*?\[]", args[i + 1])]
+    names = [
+        args[i + 1]
+        for i, arg in enumerate(args[:-1])
+        if arg in {"-name", "-path", "-wholename"} and not re.search(r"[*?\[]", args[i + 1])
+    ]
     candidates = starts + names + [os.path.join(s, n) for s in starts for n in names]
     if "-delete" in args:
         reason = _path_reason(candidates, "`find -delete`", features_name, removing=True)
@@ -630,8 +676,7 @@ def _disables(mode: str) -> bool:
     if mode.isdigit():
         return len(mode) >= 3 and not int(mode[-3]) & 1
     clauses = mode.split(",")
-    return any(("-" in c and re.search(r"[rx]", c)) or ("=" in c and "x" not in c)
-               for c in clauses)
+    return any(("-" in c and re.search(r"[rx]", c)) or ("=" in c and "x" not in c) for c in clauses)
 
 
 def _check_chmod(args: list[str], features_name: str) -> str | None:
@@ -640,8 +685,10 @@ def _check_chmod(args: list[str], features_name: str) -> str | None:
         return None
     for path in words[1:]:
         if _path_kind(path, features_name) in {"hooks", "gitdir"}:
-            return (f"`chmod {words[0]}` on {path} disables the commit hooks (.git/hooks); "
-                    f"{INSTEAD['hooks']}")
+            return (
+                f"`chmod {words[0]}` on {path} disables the commit hooks (.git/hooks); "
+                f"{INSTEAD['hooks']}"
+            )
     return None
 
 
@@ -705,11 +752,16 @@ def _written(program: str, args: list[str]) -> list[str]:
 def _written_by_tools(program: str, args: list[str]) -> list[str]:
     if program == "patch":
         options = _parse_options(args, "pioDBrFzVYg", "", ("--output", "--input"))
-        return options.positional[:1] + [v for n, v in options.given
-                                         if n in {"-o", "--output"} and v]
+        return options.positional[:1] + [
+            v for n, v in options.given if n in {"-o", "--output"} and v
+        ]
     if program in {"curl", "wget"}:
-        options = _parse_options(args, "oOdHXuAe" if program == "curl" else "OoaPe",
-                                 "", ("--output", "--output-document", "--data", "--header"))
+        options = _parse_options(
+            args,
+            "oOdHXuAe" if program == "curl" else "OoaPe",
+            "",
+            ("--output", "--output-document", "--data", "--header"),
+        )
         flag = {"curl": ("-o", "--output"), "wget": ("-O", "--output-document")}[program]
         return [v for n, v in options.given if n in flag and v]
     if program in {"ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "pico"}:
@@ -721,9 +773,17 @@ def _written_by_tools(program: str, args: list[str]) -> list[str]:
 # -- interpreters ------------------------------------------------------------------------------
 
 # Per interpreter: the short options that give code, and all short options taking a value.
-INTERPRETERS = {"python": ("c", "cmWXQ"), "pypy": ("c", "cmWX"), "node": ("ep", "eprC"),
-                "nodejs": ("ep", "eprC"), "ruby": ("e", "erIECFx"), "perl": ("eE", "eEIMmx"),
-                "php": ("r", "rfdcz"), "deno": ("", ""), "bun": ("e", "erp")}
+INTERPRETERS = {
+    "python": ("c", "cmWXQ"),
+    "pypy": ("c", "cmWX"),
+    "node": ("ep", "eprC"),
+    "nodejs": ("ep", "eprC"),
+    "ruby": ("e", "erIECFx"),
+    "perl": ("eE", "eEIMmx"),
+    "php": ("r", "rfdcz"),
+    "deno": ("", ""),
+    "bun": ("e", "erp"),
+}
 WRITE_CODE = (
     r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]"""
     r"""|mode\s*=\s*['"][^'"]*[wax+]|inplace\s*=\s*True"""
@@ -738,17 +798,24 @@ WRITE_CODE = (
 
 def _mentioned(text: str, features_name: str) -> str | None:
     """The kind of protected file the text names, if any."""
-    names = {"features": os.path.basename(features_name), "hooks": ".git/hooks",
-             "gitconfig": ".git/config", "state": ".git/shiftkit", "config": ".shiftkit.toml",
-             "signers": "allowed_signers"}
+    names = {
+        "features": os.path.basename(features_name),
+        "hooks": ".git/hooks",
+        "gitconfig": ".git/config",
+        "state": ".git/shiftkit",
+        "config": ".shiftkit.toml",
+        "signers": "allowed_signers",
+    }
     return next((kind for kind, name in names.items() if name in text), None)
 
 
-def _check_interpreter(name: str, args: list[str], stdin: str | None, features_name: str,
-                       depth: int) -> str | None:
+def _check_interpreter(
+    name: str, args: list[str], stdin: str | None, features_name: str, depth: int
+) -> str | None:
     code_letters, values = INTERPRETERS[name]
-    options = _parse_options(args, values, "", ("--eval", "--print"),
-                             first_positional_ends=name in {"python", "pypy"})
+    options = _parse_options(
+        args, values, "", ("--eval", "--print"), first_positional_ends=name in {"python", "pypy"}
+    )
     module = options.value("-m") if name in {"python", "pypy"} else None
     if module == "shiftkit":
         return _check_shiftkit(options.positional)
@@ -761,28 +828,80 @@ def _check_interpreter(name: str, args: list[str], stdin: str | None, features_n
     code = "\n".join(codes)
     kind = _mentioned(code + " " + " ".join(options.positional), features_name)
     if kind and re.search(WRITE_CODE, code):
-        return (f"`{name}` code that opens {_label(kind, features_name)} for writing changes it "
-                f"by hand; {INSTEAD[kind]}")
+        return (
+            f"`{name}` code that opens {_label(kind, features_name)} for writing changes it "
+            f"by hand; {INSTEAD[kind]}"
+        )
     return None
 
 
 # -- git ---------------------------------------------------------------------------------------
 
-GIT_GLOBAL_VALUES = {"-C", "-c", "--config-env", "--git-dir", "--work-tree", "--namespace",
-                     "--super-prefix", "--attr-source", "--list-cmds"}
+GIT_GLOBAL_VALUES = {
+    "-C",
+    "-c",
+    "--config-env",
+    "--git-dir",
+    "--work-tree",
+    "--namespace",
+    "--super-prefix",
+    "--attr-source",
+    "--list-cmds",
+}
 # Per subcommand: short options taking a value, optional-attached ones, long ones taking one.
 GIT_OPTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "commit": ("mFcCt", "Su", ("--message", "--file", "--reuse-message", "--reedit-message",
-                               "--fixup", "--squash", "--author", "--date", "--template",
-                               "--cleanup", "--trailer", "--pathspec-from-file")),
-    "merge": ("mFsX", "S", ("--message", "--file", "--strategy", "--strategy-option",
-                            "--cleanup", "--into-name")),
-    "pull": ("sXo", "S", ("--strategy", "--strategy-option", "--upload-pack", "--depth",
-                          "--deepen", "--shallow-since", "--shallow-exclude", "--server-option",
-                          "--recurse-submodules")),
+    "commit": (
+        "mFcCt",
+        "Su",
+        (
+            "--message",
+            "--file",
+            "--reuse-message",
+            "--reedit-message",
+            "--fixup",
+            "--squash",
+            "--author",
+            "--date",
+            "--template",
+            "--cleanup",
+            "--trailer",
+            "--pathspec-from-file",
+        ),
+    ),
+    "merge": (
+        "mFsX",
+        "S",
+        ("--message", "--file", "--strategy", "--strategy-option", "--cleanup", "--into-name"),
+    ),
+    "pull": (
+        "sXo",
+        "S",
+        (
+            "--strategy",
+            "--strategy-option",
+            "--upload-pack",
+            "--depth",
+            "--deepen",
+            "--shallow-since",
+            "--shallow-exclude",
+            "--server-option",
+            "--recurse-submodules",
+        ),
+    ),
     "push": ("o", "", ("--push-option", "--repo", "--receive-pack", "--exec")),
-    "am": ("pC", "S", ("--directory", "--exclude", "--include", "--patch-format",
-                       "--resolvemsg", "--quoted-cr", "--empty")),
+    "am": (
+        "pC",
+        "S",
+        (
+            "--directory",
+            "--exclude",
+            "--include",
+            "--patch-format",
+            "--resolvemsg",
+            "--quoted-cr",
+            "--empty",
+        ),
+    ),
     "revert": ("m", "S", ("--mainline", "--strategy", "--strategy-option", "--cleanup")),
     "config": ("f", "", ("--file", "--blob", "--type", "--default", "--comment", "--value")),
     "update-ref": ("m", "", ("--message",)),
@@ -828,12 +947,16 @@ def _check_no_verify(sub: str, options: Options) -> str | None:
     if sub in {"commit", "am"} and "-n" in names:
         return f"`git {sub} -n` (--no-verify) skips the commit hooks; {USE_SHIFTKIT}"
     if sub == "commit" and any(_abbreviates(n, "--amend", 4) for n in names):
-        return (f"`git commit --amend` rewrites a commit the hooks already judged; make a new "
-                f"commit instead: {USE_SHIFTKIT}")
+        return (
+            f"`git commit --amend` rewrites a commit the hooks already judged; make a new "
+            f"commit instead: {USE_SHIFTKIT}"
+        )
     rebasing = [v for n, v in options.given if n == "-r" or _abbreviates(n, "--rebase", 5)]
     if sub == "pull" and rebasing and rebasing[-1] not in {"false", "no"}:
-        return (f"`git pull --rebase` replays commits without the commit hooks; use "
-                f"`git pull --no-rebase` (a merge) instead; {USE_SHIFTKIT}")
+        return (
+            f"`git pull --rebase` replays commits without the commit hooks; use "
+            f"`git pull --no-rebase` (a merge) instead; {USE_SHIFTKIT}"
+        )
     return None
 
 
@@ -841,39 +964,60 @@ def _check_history(sub: str, options: Options) -> str | None:
     names = options.names()
     if sub in {"rebase", "cherry-pick"} and names and set(names) <= {"--abort", "--quit"}:
         return None  # leaving a rebase or cherry-pick in progress changes no history
-    if sub == "replace" and not options.positional and set(names) <= {"-l", "--list",
-                                                                      "--format"}:
+    if sub == "replace" and not options.positional and set(names) <= {"-l", "--list", "--format"}:
         return None
-    return (f"`git {sub}` {MOVES_HISTORY[sub]}; {USE_SHIFTKIT}"
-            + (" (`--abort` is allowed)" if sub in {"rebase", "cherry-pick"} else ""))
+    return f"`git {sub}` {MOVES_HISTORY[sub]}; {USE_SHIFTKIT}" + (
+        " (`--abort` is allowed)" if sub in {"rebase", "cherry-pick"} else ""
+    )
 
 
-def _check_git_write(sub: str, options: Options, features_name: str, depth: int
-                     ) -> str | None:
+def _check_git_write(sub: str, options: Options, features_name: str, depth: int) -> str | None:
     names = options.names()
     if sub == "config":
         return _check_git_config(options, features_name, depth)
-    if sub == "update-index" and any(_abbreviates(n, "--skip-worktree", 4)
-                                     or _abbreviates(n, "--assume-unchanged", 4) for n in names):
-        return (f"`git update-index --skip-worktree/--assume-unchanged` hides changes from the "
-                f"commit hooks; {USE_SHIFTKIT}")
+    if sub == "update-index" and any(
+        _abbreviates(n, "--skip-worktree", 4) or _abbreviates(n, "--assume-unchanged", 4)
+        for n in names
+    ):
+        return (
+            f"`git update-index --skip-worktree/--assume-unchanged` hides changes from the "
+            f"commit hooks; {USE_SHIFTKIT}"
+        )
     if sub == "update-ref":
         refs = options.positional[:1]
         if "--stdin" in names or (refs and not refs[0].startswith(SAFE_REFS)):
             where = "a claim" if refs and refs[0].startswith("refs/shiftkit/") else "a branch"
-            return (f"`git update-ref` moves {where} without the hooks or shiftkit; claims change "
-                    f"through `shiftkit claim`/`shiftkit release`, branches through commits: "
-                    f"{USE_SHIFTKIT}")
+            return (
+                f"`git update-ref` moves {where} without the hooks or shiftkit; claims change "
+                f"through `shiftkit claim`/`shiftkit release`, branches through commits: "
+                f"{USE_SHIFTKIT}"
+            )
     if sub in {"rm", "mv"} and not {"-n", "--dry-run"} & set(names):
         return _path_reason(options.positional, f"`git {sub}`", features_name, removing=True)
     return None
 
 
 SAFE_REFS = ("refs/tags/", "refs/remotes/", "refs/notes/")
-CONFIG_READS = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l",
-                "--get-color", "--get-colorbool"}
-CONFIG_WRITES = {"--add", "--replace-all", "--unset", "--unset-all", "--rename-section",
-                 "--remove-section", "--edit", "-e"}
+CONFIG_READS = {
+    "--get",
+    "--get-all",
+    "--get-regexp",
+    "--get-urlmatch",
+    "--list",
+    "-l",
+    "--get-color",
+    "--get-colorbool",
+}
+CONFIG_WRITES = {
+    "--add",
+    "--replace-all",
+    "--unset",
+    "--unset-all",
+    "--rename-section",
+    "--remove-section",
+    "--edit",
+    "-e",
+}
 CONFIG_ACTIONS = {"get", "list", "set", "unset", "rename-section", "remove-section", "edit"}
 
 
@@ -886,8 +1030,10 @@ def _check_git_config(options: Options, features_name: str, depth: int) -> str |
     if not (editing or names & CONFIG_WRITES or action or len(words) >= 2):
         return None  # `git config KEY` reads
     if editing:
-        return (f"`git config --edit` changes git's config by hand ({LABELS['gitconfig']}); "
-                f"{INSTEAD['gitconfig']}")
+        return (
+            f"`git config --edit` changes git's config by hand ({LABELS['gitconfig']}); "
+            f"{INSTEAD['gitconfig']}"
+        )
     key = words[0] if words else ""
     if names & {"--remove-section", "--rename-section"} or "section" in action:
         key += ".hookspath" if key.lower() == "core" else ".path"
@@ -898,10 +1044,14 @@ def _check_git_config(options: Options, features_name: str, depth: int) -> str |
 def _git_setting(key: str, value: str, how: str, features_name: str, depth: int) -> str | None:
     lowered = key.lower()
     if lowered == "core.hookspath":
-        return f"{how} sets core.hooksPath and points git away from the commit hooks; {USE_SHIFTKIT}"
+        return (
+            f"{how} sets core.hooksPath and points git away from the commit hooks; {USE_SHIFTKIT}"
+        )
     if lowered.startswith(("include.", "includeif.")):
-        return (f"{how} sets {key}, pulling in config that can redirect the hooks "
-                f"(core.hooksPath); {INSTEAD['gitconfig']}")
+        return (
+            f"{how} sets {key}, pulling in config that can redirect the hooks "
+            f"(core.hooksPath); {INSTEAD['gitconfig']}"
+        )
     if lowered.startswith("merge.shiftkit"):
         return f"{how} changes the features.json merge driver; {INSTEAD['gitconfig']}"
     if lowered.startswith("alias.") and value:
@@ -914,8 +1064,12 @@ def _git_setting(key: str, value: str, how: str, features_name: str, depth: int)
 
 # -- file tools --------------------------------------------------------------------------------
 
-FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-              "NotebookEdit": "notebook_path"}
+FILE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
 
 
 def _apply_edits(current: str, edits: list[dict[str, Any]]) -> str | None:
@@ -928,15 +1082,18 @@ def _apply_edits(current: str, edits: list[dict[str, Any]]) -> str | None:
     return text
 
 
-def check_file_edit(current: str | None, proposed: str | None, edit_text: str,
-                    features_name: str) -> str | None:
+def check_file_edit(
+    current: str | None, proposed: str | None, edit_text: str, features_name: str
+) -> str | None:
     """Why this change of the feature list must not be made by hand, or None."""
     before = _features(current)
     after = _features(proposed)
     if after is None:
         if any(f'"{name}"' in edit_text for name in STATUS_FIELDS):
-            return (f"this edit touches a status field of {features_name} "
-                    f"({', '.join(STATUS_FIELDS)}); use `shiftkit finish`, `revert` or `unblock`")
+            return (
+                f"this edit touches a status field of {features_name} "
+                f"({', '.join(STATUS_FIELDS)}); use `shiftkit finish`, `revert` or `unblock`"
+            )
         return None
     old_by_id = {item.get("id"): item for item in before or [] if isinstance(item, dict)}
     for item in after:
@@ -945,14 +1102,18 @@ def check_file_edit(current: str | None, proposed: str | None, edit_text: str,
         old = old_by_id.get(item.get("id"))
         if old is None:
             if item.get("passes") is True:
-                return (f"{item.get('id')} would be appended already passing; append it with "
-                        f"\"passes\": false (`shiftkit add`) and finish it with `shiftkit finish`")
+                return (
+                    f"{item.get('id')} would be appended already passing; append it with "
+                    f'"passes": false (`shiftkit add`) and finish it with `shiftkit finish`'
+                )
             continue
         for name in STATUS_FIELDS:
             if old.get(name) != item.get(name):
-                return (f"this edit changes {item.get('id')}'s {name!r} in {features_name} by "
-                        f"hand; status fields change only through `shiftkit finish`, "
-                        f"`shiftkit revert` or `shiftkit unblock`")
+                return (
+                    f"this edit changes {item.get('id')}'s {name!r} in {features_name} by "
+                    f"hand; status fields change only through `shiftkit finish`, "
+                    f"`shiftkit revert` or `shiftkit unblock`"
+                )
     new_ids = {item.get("id") for item in after if isinstance(item, dict)}
     removed = [i for i in old_by_id if i not in new_ids]
     if removed:
@@ -994,7 +1155,8 @@ def _describe(value: Any) -> str:
     if value is None:
         return "missing"
     return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
-        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__)
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
 
 
 def payload_problem(payload: dict[str, Any]) -> str | None:
@@ -1004,13 +1166,17 @@ def payload_problem(payload: dict[str, Any]) -> str | None:
         return None
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
-        return (f"the {tool} call's tool_input is {_describe(tool_input)}, not an object, so it "
-                f"cannot be checked; denied")
+        return (
+            f"the {tool} call's tool_input is {_describe(tool_input)}, not an object, so it "
+            f"cannot be checked; denied"
+        )
     key = "command" if tool == "Bash" else FILE_TOOLS[tool]
     value = tool_input.get(key)
     if not isinstance(value, str) or (tool != "Bash" and (not value or "\0" in value)):
-        return (f"the {tool} call's {key} is {_describe(value)}, not a usable string, so it "
-                f"cannot be checked; denied")
+        return (
+            f"the {tool} call's {key} is {_describe(value)}, not a usable string, so it "
+            f"cannot be checked; denied"
+        )
     return None
 
 
@@ -1035,23 +1201,27 @@ def decide(payload: dict[str, Any], root: Path | None, features_name: str) -> st
     if kind is None:
         return None
     if kind != "features":
-        return f"`{tool}` on {file_path} changes {_label(kind, features_name)} by hand; " + (
-            INSTEAD[kind])
+        return (
+            f"`{tool}` on {file_path} changes {_label(kind, features_name)} by hand; "
+            + (INSTEAD[kind])
+        )
     if tool == "NotebookEdit":
         return f"`NotebookEdit` on {features_name} changes it by hand; {INSTEAD['features']}"
     return _check_features_edit(tool, tool_input, path, features_name)
 
 
-def _check_features_edit(tool: str, tool_input: dict[str, Any], path: Path,
-                         features_name: str) -> str | None:
+def _check_features_edit(
+    tool: str, tool_input: dict[str, Any], path: Path, features_name: str
+) -> str | None:
     try:
         current: str | None = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         current = None
     if tool == "Write":
         proposed = tool_input.get("content")
-        return check_file_edit(current, proposed if isinstance(proposed, str) else None,
-                               str(proposed), features_name)
+        return check_file_edit(
+            current, proposed if isinstance(proposed, str) else None, str(proposed), features_name
+        )
     edits = tool_input.get("edits") if tool == "MultiEdit" else [tool_input]
     if not isinstance(edits, list):
         return f"the {tool} call's edits are not a list, so they cannot be checked; denied"
@@ -1064,12 +1234,12 @@ def _check_features_edit(tool: str, tool_input: dict[str, Any], path: Path,
 
 # -- the hook ----------------------------------------------------------------------------------
 
-NAMES_GUARDED_TOOL = (
-    r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookEdit)"')
+NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookEdit)"'
 
 
-def run_hook(raw: bytes, locate: Callable[[str | None], tuple[Path | None, str]]
-             ) -> tuple[int, str]:
+def run_hook(
+    raw: bytes, locate: Callable[[str | None], tuple[Path | None, str]]
+) -> tuple[int, str]:
     """The hook's exit code and its one stderr line (or ""), for the raw stdin bytes.
     `locate(cwd)` gives the project root (or None) and the feature list's name."""
     text = raw.decode("utf-8", errors="replace")
@@ -1080,8 +1250,10 @@ def run_hook(raw: bytes, locate: Callable[[str | None], tuple[Path | None, str]]
     except (ValueError, RecursionError) as exc:
         why = exc.msg if isinstance(exc, json.JSONDecodeError) else type(exc).__name__
         if re.search(NAMES_GUARDED_TOOL, text):
-            return 2, (f"shiftkit: guard: the hook input is not JSON ({why}) but names a shell "
-                       f"or file tool; denied because the call cannot be checked")
+            return 2, (
+                f"shiftkit: guard: the hook input is not JSON ({why}) but names a shell "
+                f"or file tool; denied because the call cannot be checked"
+            )
         return 0, f"shiftkit: guard: the hook input is not JSON ({why}); allowing"
     if not isinstance(payload, dict):
         return 0, "shiftkit: guard: the hook input is not a JSON object; allowing"
@@ -1089,8 +1261,7 @@ def run_hook(raw: bytes, locate: Callable[[str | None], tuple[Path | None, str]]
     if problem:
         return 2, f"shiftkit: guard: {problem}"
     cwd = payload.get("cwd")
-    root, features_name = locate(cwd if isinstance(cwd, str) and cwd and "\0" not in cwd
-                                 else None)
+    root, features_name = locate(cwd if isinstance(cwd, str) and cwd and "\0" not in cwd else None)
     reason = decide(payload, root, features_name)
     if reason is None:
         return 0, ""

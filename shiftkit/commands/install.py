@@ -6,9 +6,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from shiftkit.edge import gitio
 from shiftkit.core.errors import Refused
 from shiftkit.core.resources import hooks_dir
+from shiftkit.edge import gitio
 
 HOOKS = ("pre-commit", "commit-msg")
 GUARD_HOOKS = ("reference-transaction", "pre-push")
@@ -18,7 +18,9 @@ MARKER = "shiftkit"
 def configure_merge_driver(root: Path) -> None:
     """The `features.json merge=shiftkit-features` attribute needs the driver in git's config."""
     gitio.run(["config", "merge.shiftkit-features.name", "shiftkit feature-list merge"], root)
-    gitio.run(["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root)
+    gitio.run(
+        ["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root
+    )
 
 
 def hooks_path(root: Path) -> Path:
@@ -27,7 +29,7 @@ def hooks_path(root: Path) -> Path:
         raise Refused(
             f"core.hooksPath is set to {configured!r}, so git does not run hooks from .git/hooks; "
             f"shiftkit will not write there. Unset it (`git config --unset core.hooksPath`) or "
-            f"call `shiftkit hook pre-commit` and `shiftkit hook commit-msg \"$1\"` from those hooks"
+            f'call `shiftkit hook pre-commit` and `shiftkit hook commit-msg "$1"` from those hooks'
         )
     target = Path(gitio.out(["rev-parse", "--git-path", "hooks"], root).strip())
     target = target if target.is_absolute() else root / target

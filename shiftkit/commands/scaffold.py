@@ -6,12 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shiftkit.core import config as config_mod
 from shiftkit.core import features
-from shiftkit.edge import gitio, project
-from shiftkit.edge.atomic import atomic_write
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.core.resources import template_root
+from shiftkit.edge import gitio, project
+from shiftkit.edge.atomic import atomic_write
 
 FIRST_COMMIT_SUBJECT = "Scaffold the project with shiftkit"
 
@@ -27,8 +26,7 @@ def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
             raise BadInput(f"--data {pair!r}: expected KEY=VALUE, e.g. --data project_name=todo")
         if key not in questions:
             raise BadInput(
-                f"--data {pair!r}: unknown question {key!r}; "
-                f"known: {', '.join(sorted(questions))}"
+                f"--data {pair!r}: unknown question {key!r}; known: {', '.join(sorted(questions))}"
             )
         data[key] = value
     return data
@@ -84,7 +82,9 @@ def new(
                 quiet=quiet,
             )
     except copier.errors.TaskError as exc:
-        raise Refused(f"the template's setup task failed (exit {exc.returncode}); see above") from None
+        raise Refused(
+            f"the template's setup task failed (exit {exc.returncode}); see above"
+        ) from None
     except (copier.errors.CopierError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise BadInput(f"template answers: {message}") from None
@@ -112,7 +112,9 @@ def read_import(path: Path) -> features.FeatureList:
     return features.loads_any(text, str(path))
 
 
-def extend(base: features.FeatureList, extra: features.FeatureList, source: str) -> features.FeatureList:
+def extend(
+    base: features.FeatureList, extra: features.FeatureList, source: str
+) -> features.FeatureList:
     """Append ``extra`` after ``base``; ids must not clash."""
     for feature in extra.features:
         if base.get(feature.id) is not None:
@@ -211,4 +213,3 @@ def install_pre_commit(root: Path) -> None:
             f"`pre-commit install` failed: {detail[-1] if detail else proc.returncode}; "
             f"is the pre-commit package installed next to shiftkit?"
         )
-

@@ -8,16 +8,31 @@ finished, reverted or released. Re-running an interrupted `finish` or `revert` c
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from shiftkit.edge import claims, gitio, snapshot, state, verify
 from shiftkit.core import features, progress, rules
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.edge import claims, gitio, snapshot, state, verify
 from shiftkit.edge.atomic import atomic_write
 from shiftkit.edge.context import (
-    Context, commit, commit_bookkeeping, head_trailer, person_signs, iso_now, log_time, pending_note_path, read_optional,
-    plan_log, record_verified_at, short, work_tree_id, write_features, write_log, write_planned_log,
-)  # fmt: skip
-from shiftkit.core.errors import BadInput, Refused
+    Context,
+    commit,
+    commit_bookkeeping,
+    head_trailer,
+    iso_now,
+    log_time,
+    pending_note_path,
+    person_signs,
+    plan_log,
+    read_optional,
+    record_verified_at,
+    short,
+    work_tree_id,
+    write_features,
+    write_log,
+    write_planned_log,
+)
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
@@ -26,16 +41,19 @@ Say = Callable[[str], None]
 def require_claim(ctx: Context, action: str) -> dict[str, Any]:
     record = state.local_claim(ctx.git_dir)
     if record is None:
-        raise Refused(f"no open claim in this worktree, nothing to {action}; "
-                      f"take one with `shiftkit claim`")  # fmt: skip
+        raise Refused(
+            f"no open claim in this worktree, nothing to {action}; take one with `shiftkit claim`"
+        )
     return record
 
 
 def verifier_of(ctx: Context, feature: features.Feature) -> str:
     command = features.effective_verify(feature, ctx.config.verify)
     if command is None:
-        raise Refused(f"{feature.id} has no verify command and no project-wide 'verify' is set "
-                      f"in .shiftkit.toml, so it cannot become passing")  # fmt: skip
+        raise Refused(
+            f"{feature.id} has no verify command and no project-wide 'verify' is set "
+            f"in .shiftkit.toml, so it cannot become passing"
+        )
     return command
 
 
@@ -44,12 +62,15 @@ def _last_failure_path(ctx: Context) -> Any:
 
 
 def record_failure(ctx: Context, feature_id: str, outcome: verify.Outcome) -> None:
-    state.write_json(_last_failure_path(ctx), {
-        "feature": feature_id,
-        "signature": verify.signature(outcome.output),
-        "summary": outcome.summary(),
-        "tail": outcome.tail(10),
-    })  # fmt: skip
+    state.write_json(
+        _last_failure_path(ctx),
+        {
+            "feature": feature_id,
+            "signature": verify.signature(outcome.output),
+            "summary": outcome.summary(),
+            "tail": outcome.tail(10),
+        },
+    )
 
 
 # -- claim and release ---------------------------------------------------------------------
@@ -59,42 +80,57 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     from shiftkit.commands import start as startup
 
     if ctx.config.claims.remote:
-        raise BadInput(".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
-                       "supported by this version; leave it empty")  # fmt: skip
+        raise BadInput(
+            ".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
+            "supported by this version; leave it empty"
+        )
     held = state.local_claim(ctx.git_dir)
     if held is not None:
-        raise Refused(f"this worktree already holds a claim on {held['feature']} (one feature at a "
-                      f"time): finish it, revert it, or `shiftkit release` it first")  # fmt: skip
+        raise Refused(
+            f"this worktree already holds a claim on {held['feature']} (one feature at a "
+            f"time): finish it, revert it, or `shiftkit release` it first"
+        )
     if gitio.branch(ctx.root) is None:
-        raise Refused("HEAD is detached; check out a branch before claiming "
-                      "(e.g. `git switch -c shift-work`)")  # fmt: skip
+        raise Refused(
+            "HEAD is detached; check out a branch before claiming (e.g. `git switch -c shift-work`)"
+        )
     dirty = gitio.status_lines(ctx.root)
     if dirty:
-        raise Refused(f"the work tree is not clean ({dirty[0][3:]}"
-                      f"{' and more' if len(dirty) > 1 else ''}); commit or stash it before "
-                      f"claiming, so a revert can restore exactly this state")  # fmt: skip
+        raise Refused(
+            f"the work tree is not clean ({dirty[0][3:]}"
+            f"{' and more' if len(dirty) > 1 else ''}); commit or stash it before "
+            f"claiming, so a revert can restore exactly this state"
+        )
     if not startup.has_green_check(ctx):
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
     taken = claims.list_claims(ctx.root)
     if feature_id is None:
-        repair = [i for i in startup.repair_first(ctx)
-                  if (f := feature_list.get(i)) is not None and features.is_open(f) and i not in taken]
-        chosen = feature_list.by_id[repair[0]] if repair else features.next_feature(feature_list, taken)
+        repair = [
+            i
+            for i in startup.repair_first(ctx)
+            if (f := feature_list.get(i)) is not None and features.is_open(f) and i not in taken
+        ]
+        chosen = (
+            feature_list.by_id[repair[0]] if repair else features.next_feature(feature_list, taken)
+        )
         if chosen is None:
             if feature_list.features and all(f.passes for f in feature_list.features):
                 say(features.all_pass_message(feature_list))
                 return 0
-            raise Refused("no feature can be claimed: every open feature is blocked, claimed "
-                          "or waiting on a dependency (`shiftkit status`)")  # fmt: skip
+            raise Refused(
+                "no feature can be claimed: every open feature is blocked, claimed "
+                "or waiting on a dependency (`shiftkit status`)"
+            )
     else:
         chosen = features.require(feature_list, feature_id, ctx.config.features)
         _check_claimable(feature_list, chosen)
     base = gitio.head_oid(ctx.root)
     assert base is not None
-    record = claims.new_record(chosen.id, ctx.root, gitio.branch(ctx.root), base,
-                               ctx.config.claims.ttl_hours)  # fmt: skip
+    record = claims.new_record(
+        chosen.id, ctx.root, gitio.branch(ctx.root), base, ctx.config.claims.ttl_hours
+    )
     existing = taken.get(chosen.id)
     note = ""
     if existing is not None:
@@ -105,8 +141,10 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
             raise claims.ClaimHeld(existing)
         else:
             oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
-            note = (f"claim taken over (--steal) from session {existing.record.get('session')} "
-                    f"in {existing.record.get('worktree')}, taken {existing.record.get('taken')}")
+            note = (
+                f"claim taken over (--steal) from session {existing.record.get('session')} "
+                f"in {existing.record.get('worktree')}, taken {existing.record.get('taken')}"
+            )
     elif ctx.config.claims.enabled:
         oid = claims.acquire(ctx.root, record)
     else:
@@ -122,8 +160,10 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
     if feature.passes:
         raise Refused(f"{feature.id} already passes; `shiftkit next` shows what is open")
     if feature.blocked is not None:
-        raise Refused(f"{feature.id} is blocked ({feature.blocked.reason}); a person must "
-                      f"`shiftkit unblock {feature.id} --note ...` first")  # fmt: skip
+        raise Refused(
+            f"{feature.id} is blocked ({feature.blocked.reason}); a person must "
+            f"`shiftkit unblock {feature.id} --note ...` first"
+        )
     unmet = [dep for dep in feature.depends_on if not feature_list.by_id[dep].passes]
     if unmet:
         raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
@@ -188,27 +228,39 @@ def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool
     if mode == "worktree":
         hidden = verify.hidden_paths(ctx.root)
         if hidden:
-            raise Refused(f"{hidden[0]} is marked skip-worktree/assume-unchanged, so no tree holds "
-                          f"what the verifier would see; clear it with `git update-index "
-                          f"--no-skip-worktree --no-assume-unchanged {hidden[0]}`")  # fmt: skip
+            raise Refused(
+                f"{hidden[0]} is marked skip-worktree/assume-unchanged, so no tree holds "
+                f"what the verifier would see; clear it with `git update-index "
+                f"--no-skip-worktree --no-assume-unchanged {hidden[0]}`"
+            )
     tree = work_tree_id(ctx)
     if verify.is_cached(ctx.common_dir, tree, key):
         say(f"{feature.id}: passed (cached for tree {short(tree)}): {command}")
         return True, tree
-    say(f"{feature.id}: running {command}" + (" in a temporary checkout" if mode != "worktree" else ""))
+    say(
+        f"{feature.id}: running {command}"
+        + (" in a temporary checkout" if mode != "worktree" else "")
+    )
     if mode == "checkout":
-        outcome = verify.run_in_checkout(ctx.root, tree, command, ctx.config.init,
-                                         ctx.config.verify_timeout)  # fmt: skip
+        outcome = verify.run_in_checkout(
+            ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout
+        )
     else:
         outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
         after = work_tree_id(ctx)
         if after != tree:
-            changed = gitio.out(["diff-tree", "-r", "--name-only", "--no-renames", tree, after],
-                                ctx.root).split()  # fmt: skip
-            outcome = outcome._replace(ok=False, exit_code=outcome.exit_code or 1, output=(
-                f"the verifier changed files it was judging ({', '.join(changed[:5])}); a verifier "
-                f"must leave the tree as it found it (ignore its outputs in .gitignore)\n"
-                + outcome.output))  # fmt: skip
+            changed = gitio.out(
+                ["diff-tree", "-r", "--name-only", "--no-renames", tree, after], ctx.root
+            ).split()
+            outcome = outcome._replace(
+                ok=False,
+                exit_code=outcome.exit_code or 1,
+                output=(
+                    f"the verifier changed files it was judging ({', '.join(changed[:5])}); "
+                    f"a verifier must leave the tree as it found it (ignore its outputs in "
+                    f".gitignore)\n" + outcome.output
+                ),
+            )
     if outcome.ok:
         verify.record_pass(ctx.common_dir, tree, key)
         record_verified_at(ctx, [feature.id])
@@ -252,7 +304,11 @@ def _without_crashed_entry(log_text: str, feature_id: str, base: str, outcome_st
     log = progress.parse(log_text)
     if log.entries:
         last = log.entries[-1]
-        if last.feature == feature_id and last.base == base and last.outcome.startswith(outcome_start):
+        if (
+            last.feature == feature_id
+            and last.base == base
+            and last.outcome.startswith(outcome_start)
+        ):
             return log.head + "".join(e.text for e in log.entries[:-1])
     return log_text
 
@@ -282,20 +338,29 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     feature_list = read_features(ctx.project)
     feature = features.require(feature_list, feature_id, ctx.config.features)
     if _passes_at_head(ctx, feature_id):  # (the work tree's list may be a crashed finish's)
-        raise Refused(f"{feature_id} already passes; nothing was committed (`shiftkit release` "
-                      f"hands the claim back)")  # fmt: skip
+        raise Refused(
+            f"{feature_id} already passes; nothing was committed (`shiftkit release` "
+            f"hands the claim back)"
+        )
     passed, verified_tree = verify_work(ctx, feature, say)
     if not passed:
-        raise Refused(f"{feature_id} does not pass; nothing was changed. Fix it and run "
-                      f"`shiftkit finish` again, or `shiftkit revert --reason ...`")  # fmt: skip
+        raise Refused(
+            f"{feature_id} does not pass; nothing was changed. Fix it and run "
+            f"`shiftkit finish` again, or `shiftkit revert --reason ...`"
+        )
     flipped = feature_list.replace_feature(feature._replace(passes=True))
     head_log = read_optional(ctx.project.progress_path)
     log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
-    entry = progress.format_entry(log_time(), feature_id, "passed", short(base),
-                                  _entry_body(ctx, summary, extra_note))  # fmt: skip
-    new_log, new_archive = plan_log(ctx, progress.append(log_text, entry), features.blocked_ids(flipped))
-    message = (f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
-               f"Shiftkit-Claim: {record.get('oid') or '-'}\n")  # fmt: skip
+    entry = progress.format_entry(
+        log_time(), feature_id, "passed", short(base), _entry_body(ctx, summary, extra_note)
+    )
+    new_log, new_archive = plan_log(
+        ctx, progress.append(log_text, entry), features.blocked_ids(flipped)
+    )
+    message = (
+        f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
+        f"Shiftkit-Claim: {record.get('oid') or '-'}\n"
+    )
     _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
     originals = _bookkeeping_texts(ctx)
     write_features(ctx, flipped)
@@ -312,8 +377,10 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         _restore(ctx, originals)  # the index and files as they were: finish can simply re-run
         raise
     _close_claim(ctx, record)
-    say(f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
-        f"{short(tree)}); claim released")  # fmt: skip
+    say(
+        f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
+        f"{short(tree)}); claim released"
+    )
     return 0
 
 
@@ -350,25 +417,35 @@ def _restore(ctx: Context, originals: dict[Any, str | None]) -> None:
             atomic_write(path, text)
 
 
-def _require_verified_tree(ctx: Context, verified: str, committed: str,
-                           originals: dict[Any, str | None]) -> None:  # fmt: skip
+def _require_verified_tree(
+    ctx: Context, verified: str, committed: str, originals: dict[Any, str | None]
+) -> None:
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
     cfg = ctx.config
     ours = {cfg.features, cfg.progress, cfg.log.archive}
-    changed = gitio.out(["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified,
-                         committed], ctx.root).split("\0")  # fmt: skip
+    changed = gitio.out(
+        ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
+    ).split("\0")
     strangers = [path for path in changed if path and path not in ours]
     if not strangers:
         return
     _restore(ctx, originals)
-    raise Refused(f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
-                  f"the tree to commit is not the tree verified, so nothing was committed — "
-                  f"run `shiftkit finish` again")  # fmt: skip
+    raise Refused(
+        f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
+        f"the tree to commit is not the tree verified, so nothing was committed — "
+        f"run `shiftkit finish` again"
+    )
 
 
-def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str | None,
-              message: str, feature_id: str) -> None:  # fmt: skip
+def _precheck(
+    ctx: Context,
+    features_text: str,
+    log_text: str,
+    archive_text: str | None,
+    message: str,
+    feature_id: str,
+) -> None:
     """The hooks' rules (bar the verifier, which just passed) over the planned commit, judged
     by HEAD's settings, so a refusal comes before anything is written."""
     from shiftkit.edge import judge
@@ -378,14 +455,22 @@ def _precheck(ctx: Context, features_text: str, log_text: str, archive_text: str
     parents, blobs = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
     archive = archive_text if archive_text is not None else parents[0].archive
     proposed = rules.Proposed(features_text, log_text, archive)
-    settings = judge.judging(gitio.read_blobs(ctx.root, [f"HEAD:{n}" for n in judge.SETTINGS_FILES]),
-                             [read_optional_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
-                             has_parent=True)  # fmt: skip
+    settings = judge.judging(
+        gitio.read_blobs(ctx.root, [f"HEAD:{n}" for n in judge.SETTINGS_FILES]),
+        [read_optional_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
+        has_parent=True,
+    )
     report = rules.evaluate(
-        parents, proposed, rules_to_check=rules.ALL - {rules.Rule.VERIFIED}, names=names,
-        message=message, claimed=feature_id, claims_enabled=cfg.claims.enabled,
-        **snapshot.trust(parents, blobs, ctx.common_dir), judge=settings.judge,
-    )  # fmt: skip
+        parents,
+        proposed,
+        rules_to_check=rules.ALL - {rules.Rule.VERIFIED},
+        names=names,
+        message=message,
+        claimed=feature_id,
+        claims_enabled=cfg.claims.enabled,
+        **snapshot.trust(parents, blobs, ctx.common_dir),
+        judge=settings.judge,
+    )
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")
 
@@ -431,8 +516,11 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     repeated = signature is not None and signature in seen
     blocked = None
     if attempts >= ctx.config.max_attempts or repeated:
-        why = (f"the same failure twice ({signature})" if repeated
-               else f"{attempts} failed attempts (max_attempts = {ctx.config.max_attempts})")
+        why = (
+            f"the same failure twice ({signature})"
+            if repeated
+            else f"{attempts} failed attempts (max_attempts = {ctx.config.max_attempts})"
+        )
         blocked = features.Blocked(f"{why}; last: {reason.strip()}", iso_now(), attempts)
     updated = feature_list.replace_feature(feature._replace(attempts=attempts, blocked=blocked))
     outcome = f"attempt {attempts} failed, {'blocked' if blocked else 'reverted'}"
@@ -440,21 +528,28 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     if failure:
         body_lines.append(f"verifier: {failure['summary']}; failure signature {signature}")
         body_lines += [f"    {line}" for line in failure["tail"].splitlines()[-5:]]
-    log_text = _without_crashed_entry(read_optional(ctx.project.progress_path), feature_id,
-                                      short(base), f"attempt {attempts} failed")  # fmt: skip
-    entry = progress.format_entry(log_time(), feature_id, outcome, short(base),
-                                  _entry_body(ctx, "\n".join(body_lines), None))  # fmt: skip
+    log_text = _without_crashed_entry(
+        read_optional(ctx.project.progress_path),
+        feature_id,
+        short(base),
+        f"attempt {attempts} failed",
+    )
+    entry = progress.format_entry(
+        log_time(), feature_id, outcome, short(base), _entry_body(ctx, "\n".join(body_lines), None)
+    )
     write_features(ctx, updated)
     write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))
     subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
     message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.get('oid') or '-'}\n"
     new_head = commit_bookkeeping(ctx, message)
     if signature is not None and not repeated:
-        history[feature_id] = seen + [signature]
+        history[feature_id] = [*seen, signature]
         state.write_json(history_path, history)
     _close_claim(ctx, record)
-    say(f"reverted to {short(base)}; recorded attempt {attempts} of {feature_id} in "
-        f"{short(new_head)}; claim released")  # fmt: skip
+    say(
+        f"reverted to {short(base)}; recorded attempt {attempts} of {feature_id} in "
+        f"{short(new_head)}; claim released"
+    )
     if blocked is not None:
         say(f"{feature_id} is now BLOCKED ({blocked.reason}); a person must unblock it")
     _reset_environment(ctx, say)
@@ -469,12 +564,17 @@ def _reset_environment(ctx: Context, say: Say) -> None:
         if not outcome.ok:
             say(outcome.tail(5))
         return
-    ignored = [line for line in gitio.out(["status", "--porcelain", "--ignored"], ctx.root)
-               .splitlines() if line.startswith("!!")]  # fmt: skip
-    say("not restored: ignored files"
+    ignored = [
+        line
+        for line in gitio.out(["status", "--porcelain", "--ignored"], ctx.root).splitlines()
+        if line.startswith("!!")
+    ]
+    say(
+        "not restored: ignored files"
         + (f" ({len(ignored)} paths, e.g. {ignored[0][3:]})" if ignored else "")
         + ", running processes, databases and installed packages; set 'env_reset' in "
-        "[shiftkit] of .shiftkit.toml to reset them after a revert")
+        "[shiftkit] of .shiftkit.toml to reset them after a revert"
+    )
 
 
 # -- unblock -------------------------------------------------------------------------------
@@ -484,8 +584,10 @@ def _require_bookkeeping_clean(ctx: Context) -> None:
     cfg = ctx.config
     dirty = gitio.out(["status", "--porcelain", "--", cfg.features, cfg.progress], ctx.root)
     if dirty.strip():
-        raise Refused(f"{cfg.features} or {cfg.progress} has uncommitted changes; commit or "
-                      f"restore them first")  # fmt: skip
+        raise Refused(
+            f"{cfg.features} or {cfg.progress} has uncommitted changes; commit or "
+            f"restore them first"
+        )
 
 
 def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
@@ -499,13 +601,22 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
     sign = person_signs(ctx)  # before anything is written
     updated = feature_list.replace_feature(feature._replace(blocked=None, attempts=0))
     head = gitio.head_oid(ctx.root)
-    entry = progress.format_entry(log_time(), feature_id, "unblocked", short(head),
-                                  f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})")
+    entry = progress.format_entry(
+        log_time(),
+        feature_id,
+        "unblocked",
+        short(head),
+        f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})",
+    )
     write_features(ctx, updated)
-    write_log(ctx, progress.append(read_optional(ctx.project.progress_path), entry),
-               features.blocked_ids(updated))  # fmt: skip
-    new_head = commit_bookkeeping(ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n",
-                                  sign)  # fmt: skip
+    write_log(
+        ctx,
+        progress.append(read_optional(ctx.project.progress_path), entry),
+        features.blocked_ids(updated),
+    )
+    new_head = commit_bookkeeping(
+        ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n", sign
+    )
     say(f"{feature_id} is unblocked (attempts reset) in {short(new_head)}")
     return 0
 
@@ -539,17 +650,22 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
         say(text.rstrip("\n"))
         return 0
     if state.local_claim(ctx.git_dir) is not None:
-        raise Refused("a claim is open; the log is pruned only at unit boundaries (finish, "
-                      "revert or release first)")  # fmt: skip
+        raise Refused(
+            "a claim is open; the log is pruned only at unit boundaries (finish, "
+            "revert or release first)"
+        )
     _require_bookkeeping_clean(ctx)
     log = progress.parse(text)
     if not progress.due(log, cfg.log.keep, cfg.log.block):
-        say(f"nothing to prune: {len(log.entries)} entries, pruned above "
-            f"{cfg.log.keep + cfg.log.block}")  # fmt: skip
+        say(
+            f"nothing to prune: {len(log.entries)} entries, pruned above "
+            f"{cfg.log.keep + cfg.log.block}"
+        )
         return 0
     write_log(ctx, text, features.blocked_ids(read_features(ctx.project)))
-    new_head = commit(ctx, "Prune the progress log into the archive\n",
-                      [cfg.progress, cfg.log.archive])  # fmt: skip
+    new_head = commit(
+        ctx, "Prune the progress log into the archive\n", [cfg.progress, cfg.log.archive]
+    )
     say(f"pruned the log in {short(new_head)}")
     return 0
 
@@ -573,11 +689,15 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
     feature_id = record["feature"]
     if active:
-        _add_note(ctx, f"[{iso_now()}] the session stopped with {feature_id} claimed and "
-                       f"{len(dirty)} uncommitted paths (e.g. {dirty[0][3:]})")  # fmt: skip
+        _add_note(
+            ctx,
+            f"[{iso_now()}] the session stopped with {feature_id} claimed and "
+            f"{len(dirty)} uncommitted paths (e.g. {dirty[0][3:]})",
+        )
         return 0
-    say_err(f"{feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
-            f"run `shiftkit finish -m ...` if it works, `shiftkit revert --reason ...` if not, "
-            f"or `shiftkit release` to hand it back, before stopping")  # fmt: skip
+    say_err(
+        f"{feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
+        f"run `shiftkit finish -m ...` if it works, `shiftkit revert --reason ...` if not, "
+        f"or `shiftkit release` to hand it back, before stopping"
+    )
     return 2
-

@@ -7,14 +7,22 @@ a regression sample, demoting (in a commit) a passing feature that now fails.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from shiftkit.edge import claims, gitio, state, verify
 from shiftkit.core import features, progress
+from shiftkit.edge import claims, gitio, state, verify
 from shiftkit.edge.context import (
-    Context, commit_bookkeeping, iso_now, log_time, read_optional, record_verified_at, short, write_features,
+    Context,
+    commit_bookkeeping,
+    iso_now,
+    log_time,
+    read_optional,
+    record_verified_at,
+    short,
+    write_features,
     write_log,
-)  # fmt: skip
+)
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
@@ -60,8 +68,13 @@ def _run_step(ctx: Context, name: str, command: str, say: Say) -> dict[str, Any]
     if not command:
         return {"name": name, "command": "", "ok": True, "summary": "not configured"}
     outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
-    result = {"name": name, "command": command, "ok": outcome.ok, "summary": outcome.summary(),
-              "seconds": round(outcome.seconds, 2)}  # fmt: skip
+    result = {
+        "name": name,
+        "command": command,
+        "ok": outcome.ok,
+        "summary": outcome.summary(),
+        "seconds": round(outcome.seconds, 2),
+    }
     if not outcome.ok:
         result["tail"] = _clip(outcome.tail(3, 300), 300)
     say(f"check {name}: {outcome.summary()} ({command})")
@@ -117,18 +130,24 @@ def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
     return record
 
 
-def _demote(ctx: Context, feature_list: features.FeatureList,
-            failing: list[tuple[features.Feature, verify.Outcome]]) -> str:  # fmt: skip
+def _demote(
+    ctx: Context,
+    feature_list: features.FeatureList,
+    failing: list[tuple[features.Feature, verify.Outcome]],
+) -> str:
     base = short(gitio.head_oid(ctx.root))
     log_text = read_optional(ctx.project.progress_path)
     updated = feature_list
     for feature, outcome in failing:
         updated = updated.replace_feature(feature._replace(passes=False))
-        body = (f"re-verified at session start and failed ({outcome.summary()}): "
-                f"demoted to not passing; repair it first.\n"
-                + "\n".join(f"    {line}" for line in outcome.tail(5, 600).splitlines()))
+        body = (
+            f"re-verified at session start and failed ({outcome.summary()}): "
+            f"demoted to not passing; repair it first.\n"
+            + "\n".join(f"    {line}" for line in outcome.tail(5, 600).splitlines())
+        )
         log_text = progress.append(
-            log_text, progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body)
+            log_text,
+            progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body),
         )
     write_features(ctx, updated)
     write_log(ctx, log_text, features.blocked_ids(updated))
@@ -151,7 +170,7 @@ def _recent_commits(ctx: Context, count: int) -> list[str]:
 
     with Repo(ctx.root) as repo:
         return [
-            _clip(f"{commit.hexsha[:7]} {str(commit.summary)}", 90)
+            _clip(f"{commit.hexsha[:7]} {commit.summary!s}", 90)
             for commit in repo.iter_commits("HEAD", max_count=count)
         ]
 
@@ -193,9 +212,10 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
         upcoming = [feature_list.by_id[i] for i in repair if i not in taken]
         chosen = features.next_feature(feature_list, set(taken) | set(repair))
         remaining = [
-            f for f in feature_list.features
+            f
+            for f in feature_list.features
             if features.is_open(f) and f.id not in taken and f not in upcoming
-        ]  # fmt: skip
+        ]
         if chosen is not None:
             upcoming.append(chosen)
         upcoming += [f for f in remaining if f is not chosen][: (3 if brief else 5)]
@@ -211,8 +231,13 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
             "branch": gitio.branch(ctx.root),
             "head": short(gitio.head_oid(ctx.root)),
         },
-        "counts": {"total": counts.total, "passing": counts.passing, "open": counts.open,
-                   "blocked": counts.blocked, "claimed": counts.claimed},  # fmt: skip
+        "counts": {
+            "total": counts.total,
+            "passing": counts.passing,
+            "open": counts.open,
+            "blocked": counts.blocked,
+            "claimed": counts.claimed,
+        },
         "all_pass": counts.total > 0 and counts.passing == counts.total,
         "commits": _recent_commits(ctx, 3 if brief else 6),
         "preamble": _clip(log.preamble, 800 if brief else 1600),
@@ -220,20 +245,38 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
         "entries": [_clip(e.text, entry_chars) for e in progress.newest_entries(log, n_entries)],
         "entries_total": len(log.entries),
         "decisions": _decisions(ctx, 2 if brief else 4),
-        "claim": ({"feature": own["feature"], "base": short(own.get("base")),
-                   "taken": own.get("taken"),
-                   "detail": _feature_full(feature_list.by_id[own["feature"]], cfg.verify)
-                   if own["feature"] in feature_list.by_id else None}
-                  if own else None),  # fmt: skip
+        "claim": (
+            {
+                "feature": own["feature"],
+                "base": short(own.get("base")),
+                "taken": own.get("taken"),
+                "detail": _feature_full(feature_list.by_id[own["feature"]], cfg.verify)
+                if own["feature"] in feature_list.by_id
+                else None,
+            }
+            if own
+            else None
+        ),
         "repair_first": repair,
-        "next": [_feature_full(f, cfg.verify) if i == 0 else
-                 {"id": f.id, "description": _clip(f.description, 100)}
-                 for i, f in enumerate(upcoming)],  # fmt: skip
-        "blocked": [{"id": f.id, "reason": _clip(f.blocked.reason, 100)}
-                    for f in blocked[: (3 if brief else 5)] if f.blocked],  # fmt: skip
-        "claims": [{"id": c.feature, "session": c.record.get("session"),
-                    "stale": claims.staleness(c.record)}
-                   for c in list(taken.values())[: (3 if brief else 5)]],  # fmt: skip
+        "next": [
+            _feature_full(f, cfg.verify)
+            if i == 0
+            else {"id": f.id, "description": _clip(f.description, 100)}
+            for i, f in enumerate(upcoming)
+        ],
+        "blocked": [
+            {"id": f.id, "reason": _clip(f.blocked.reason, 100)}
+            for f in blocked[: (3 if brief else 5)]
+            if f.blocked
+        ],
+        "claims": [
+            {
+                "id": c.feature,
+                "session": c.record.get("session"),
+                "stale": claims.staleness(c.record),
+            }
+            for c in list(taken.values())[: (3 if brief else 5)]
+        ],
         "checks": checks,
         "total_features_message": features.all_pass_message(feature_list),
     }
@@ -275,10 +318,15 @@ def render(data: dict[str, Any]) -> str:
     out.append("")
     if data["claim"]:
         claim = data["claim"]
-        out.append(f"## your claim: {claim['feature']} (base {claim['base']}, since {claim['taken']})")
+        out.append(
+            f"## your claim: {claim['feature']} (base {claim['base']}, since {claim['taken']})"
+        )
         if claim["detail"]:
             out += _feature_lines(claim["detail"])
-        out.append("then: `shiftkit verify`, and `shiftkit finish -m ...` or `shiftkit revert --reason ...`")
+        out.append(
+            "then: `shiftkit verify`, and `shiftkit finish -m ...` "
+            "or `shiftkit revert --reason ...`"
+        )
     elif data["all_pass"]:
         out.append(data["total_features_message"])
     elif data["next"]:
@@ -287,17 +335,23 @@ def render(data: dict[str, Any]) -> str:
         out.append("## next")
         out += _feature_lines(data["next"][0])
         if len(data["next"]) > 1:
-            out.append("after that: " + "; ".join(
-                f"{f['id']} {f['description']}" for f in data["next"][1:]))
+            out.append(
+                "after that: "
+                + "; ".join(f"{f['id']} {f['description']}" for f in data["next"][1:])
+            )
         out.append("then: `shiftkit claim` to take it")
     else:
         out.append("no feature can be claimed: the open ones are blocked, claimed or waiting")
     if data["blocked"]:
         out.append("blocked: " + "; ".join(f"{b['id']} ({b['reason']})" for b in data["blocked"]))
     if data["claims"]:
-        out.append("claims: " + "; ".join(
-            f"{x['id']} by {x['session']}" + (f" (stale? {x['stale']})" if x["stale"] else "")
-            for x in data["claims"]))
+        out.append(
+            "claims: "
+            + "; ".join(
+                f"{x['id']} by {x['session']}" + (f" (stale? {x['stale']})" if x["stale"] else "")
+                for x in data["claims"]
+            )
+        )
     return "\n".join(out)
 
 

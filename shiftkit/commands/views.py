@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from shiftkit.core import features
 from shiftkit.edge.claims import Claim
@@ -16,9 +17,7 @@ def progress_bar(passing: int, total: int) -> str:
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {passing}/{total} passing ({percent}%)"
 
 
-def status_data(
-    feature_list: features.FeatureList, claims: Mapping[str, Claim]
-) -> dict[str, Any]:
+def status_data(feature_list: features.FeatureList, claims: Mapping[str, Claim]) -> dict[str, Any]:
     c = features.counts(feature_list, claims)
     upcoming = features.next_feature(feature_list, claims)
     return {
@@ -34,9 +33,7 @@ def status_data(
             for f in feature_list.features
             if f.blocked is not None and not f.passes
         ],
-        "claimed_features": [
-            {"id": claim.feature, **claim.record} for claim in claims.values()
-        ],
+        "claimed_features": [{"id": claim.feature, **claim.record} for claim in claims.values()],
     }
 
 
@@ -55,7 +52,9 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
         lines.append(f"next: {data['next']}")
     if data["blocked_features"]:
         lines.append("blocked:")
-        lines += [f"  {b['id']}  {b['reason']} (since {b['since']})" for b in data["blocked_features"]]
+        lines += [
+            f"  {b['id']}  {b['reason']} (since {b['since']})" for b in data["blocked_features"]
+        ]
     if data["claimed_features"]:
         lines.append("claimed:")
         lines += [

@@ -48,9 +48,20 @@ _CHOICES = {"verify_in": ("worktree", "checkout"), "policy": ("trailer", "signed
 # The keys that decide what the rules accept. A commit that changes one is a person's action
 # and flips nothing (SPEC section 7): an agent must not loosen the judge in the judged commit.
 ENFORCEMENT_KEYS = (
-    "features", "progress", "verify", "verify_timeout", "max_attempts", "regression_sample",
-    "verify_in", "log.keep", "log.block", "log.archive", "claims.enabled", "claims.remote",
-    "claims.ttl_hours", "people.policy",
+    "features",
+    "progress",
+    "verify",
+    "verify_timeout",
+    "max_attempts",
+    "regression_sample",
+    "verify_in",
+    "log.keep",
+    "log.block",
+    "log.archive",
+    "claims.enabled",
+    "claims.remote",
+    "claims.ttl_hours",
+    "people.policy",
 )
 _POSITIVE = {"verify_timeout", "max_attempts", "keep", "block", "ttl_hours"}
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from shiftkit.core.errors import BadInput
 
@@ -46,9 +47,13 @@ class FeatureList:
     """The features in priority order. Built from parsed JSON it stays lazy: a commit hook
     on a 5,000-feature list turns only the items it looks at into `Feature` objects."""
 
-    def __init__(self, features: Iterable[Feature] | None = None,
-                 schema_ref: str | None = SCHEMA_REF, *,
-                 items: Sequence[Mapping[str, Any]] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        features: Iterable[Feature] | None = None,
+        schema_ref: str | None = SCHEMA_REF,
+        *,
+        items: Sequence[Mapping[str, Any]] | None = None,
+    ) -> None:
         self._features: tuple[Feature, ...] | None = (
             tuple(features) if features is not None else None
         )
@@ -102,11 +107,11 @@ class FeatureList:
 
     def replace_feature(self, new: Feature) -> FeatureList:
         index = self.index_of(new.id)
-        features = self.features[:index] + (new,) + self.features[index + 1 :]
+        features = (*self.features[:index], new, *self.features[index + 1 :])
         return FeatureList(features, self.schema_ref)
 
     def append(self, new: Feature) -> FeatureList:
-        return FeatureList(self.features + (new,), self.schema_ref)
+        return FeatureList((*self.features, new), self.schema_ref)
 
 
 def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
@@ -167,8 +172,14 @@ def schema_errors(document: Any) -> str | None:
     return f"{error.json_path}: {error.message}"
 
 
-def check_document(document: Any, source: str, trusted: Mapping[str, Any] | None = None, *,
-                   text: str | None = None, trusted_text: str | None = None) -> None:
+def check_document(
+    document: Any,
+    source: str,
+    trusted: Mapping[str, Any] | None = None,
+    *,
+    text: str | None = None,
+    trusted_text: str | None = None,
+) -> None:
     """Rule 1: valid against the packaged schema, ids unique, dependencies known.
 
     ``trusted`` is a document already known to be valid (HEAD's, when it was validated
@@ -205,8 +216,12 @@ def check_document(document: Any, source: str, trusted: Mapping[str, Any] | None
                 )
 
 
-def _schema_problem(document: Any, trusted_document: Mapping[str, Any] | None,
-                    text: str | None, trusted_text: str | None) -> str | None:  # fmt: skip
+def _schema_problem(
+    document: Any,
+    trusted_document: Mapping[str, Any] | None,
+    text: str | None,
+    trusted_text: str | None,
+) -> str | None:
     items = document.get("features") if isinstance(document, dict) else None
     if trusted_document is None or not isinstance(items, list):
         return schema_errors(document)
@@ -224,7 +239,9 @@ def _schema_problem(document: Any, trusted_document: Mapping[str, Any] | None,
     trusted_skeleton = {k: v for k, v in trusted_document.items() if k != "features"}
     # An item that differs from a valid one only in a boolean `passes` (a flip, a
     # demotion) is valid: the schema asks nothing more of `passes`.
-    changed = [i for i in changed if i >= len(trusted) or not _only_passes_differs(items[i], trusted[i])]
+    changed = [
+        i for i in changed if i >= len(trusted) or not _only_passes_differs(items[i], trusted[i])
+    ]
     if not changed and same_json(skeleton, trusted_skeleton):
         return None
     problem = schema_errors({**document, "features": [items[i] for i in changed]})
@@ -240,8 +257,9 @@ def _schema_problem(document: Any, trusted_document: Mapping[str, Any] | None,
 ITEM_SEPARATOR = "\n    },\n    {\n"
 
 
-def _same_item_texts(text: str | None, trusted_text: str | None, count: int,
-                     trusted_count: int) -> list[bool] | None:  # fmt: skip
+def _same_item_texts(
+    text: str | None, trusted_text: str | None, count: int, trusted_count: int
+) -> list[bool] | None:
     """Which items have the same text in both lists, when both are laid out as `dumps`
     writes them; None otherwise. Identical text is identical JSON, and comparing strings
     costs far less than comparing 5,000 parsed items.
@@ -299,7 +317,9 @@ def from_document(document: Mapping[str, Any]) -> FeatureList:
 
 
 def loads(
-    text: str, source: str = "features.json", trusted: Mapping[str, Any] | None = None,
+    text: str,
+    source: str = "features.json",
+    trusted: Mapping[str, Any] | None = None,
     trusted_text: str | None = None,
 ) -> FeatureList:
     """Parse and fully check a feature list in the current format (``trusted``: a valid

@@ -11,8 +11,9 @@ from shiftkit.core import features
 from shiftkit.core.errors import Refused
 
 
-def merge_lists(base: features.FeatureList | None, ours: features.FeatureList,
-                theirs: features.FeatureList) -> features.FeatureList:  # fmt: skip
+def merge_lists(
+    base: features.FeatureList | None, ours: features.FeatureList, theirs: features.FeatureList
+) -> features.FeatureList:
     merged = []
     for mine in ours.features:
         other = theirs.get(mine.id)
@@ -20,15 +21,19 @@ def merge_lists(base: features.FeatureList | None, ours: features.FeatureList,
             merged.append(mine)
             continue
         if other.definition() != mine.definition():
-            raise Refused(f"{mine.id}: both sides changed its definition differently; "
-                          f"merge features.json by hand")  # fmt: skip
+            raise Refused(
+                f"{mine.id}: both sides changed its definition differently; "
+                f"merge features.json by hand"
+            )
         before = base.get(mine.id) if base is not None else None
         was_passing = before is not None and before.passes
         demoted = was_passing and not (mine.passes and other.passes)
-        merged.append(mine._replace(
-            passes=False if demoted else (mine.passes or other.passes),
-            attempts=max(mine.attempts, other.attempts),
-            blocked=mine.blocked or other.blocked,
-        ))  # fmt: skip
+        merged.append(
+            mine._replace(
+                passes=False if demoted else (mine.passes or other.passes),
+                attempts=max(mine.attempts, other.attempts),
+                blocked=mine.blocked or other.blocked,
+            )
+        )
     merged += [f for f in theirs.features if ours.get(f.id) is None]
     return features.FeatureList(merged, ours.schema_ref)

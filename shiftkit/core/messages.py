@@ -7,16 +7,16 @@ from __future__ import annotations
 import enum
 import re
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Iterator, Sequence
-
 from shiftkit.core.subjects import GENERIC_SUBJECTS as GENERIC_SUBJECTS
 from shiftkit.core.subjects import MAX_SUBJECT as MAX_SUBJECT
 from shiftkit.core.subjects import SCISSORS as SCISSORS
 from shiftkit.core.subjects import message_body as message_body
 from shiftkit.core.subjects import subject as subject
 from shiftkit.core.subjects import subject_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 
 class Rule(enum.IntEnum):
@@ -43,7 +43,7 @@ OVERRIDE_KEY = "Shiftkit-Override"
 class Violation:
     """One broken rule: its number, what is wrong and what to do, and the feature."""
 
-    __slots__ = ("rule", "message", "feature")
+    __slots__ = ("feature", "message", "rule")
 
     def __init__(self, rule: int, message: str, feature: str | None = None) -> None:
         self.rule = rule
@@ -108,14 +108,20 @@ def human_text(message: str) -> str:
 def rule5_message(flips: Sequence[str], message: str) -> list[Violation]:
     body = human_text(message)
     return [
-        Violation(5, f"{feature_id} becomes passing but the commit message does not name it; "
-                     f"start the subject with '{feature_id}: '", feature_id)
-        for feature_id in flips if not re.search(rf"(?<![\w.-]){re.escape(feature_id)}(?![\w-])", body)
-    ]  # fmt: skip
+        Violation(
+            5,
+            f"{feature_id} becomes passing but the commit message does not name it; "
+            f"start the subject with '{feature_id}: '",
+            feature_id,
+        )
+        for feature_id in flips
+        if not re.search(rf"(?<![\w.-]){re.escape(feature_id)}(?![\w-])", body)
+    ]
 
 
-def apply_override(violations: Sequence[Violation],
-                   message: str | None) -> tuple[list[Violation], list[Violation], str | None]:  # fmt: skip
+def apply_override(
+    violations: Sequence[Violation], message: str | None
+) -> tuple[list[Violation], list[Violation], str | None]:
     """Split off what a `Shiftkit-Override: <reason>` trailer covers (rules 2, 6 and 7 only)."""
     reason = override_reason(message)
     overridden = [v for v in violations if reason and v.rule in OVERRIDABLE]

@@ -7,7 +7,8 @@ Pure functions over text; the callers read and write the files.
 from __future__ import annotations
 
 import re
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 HEADER = re.compile(
     r"^## (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d UTC) \| (?P<feature>[^|\s]+) \| "
@@ -15,7 +16,9 @@ HEADER = re.compile(
     re.MULTILINE,
 )
 INDEX_PREFIX = "[shiftkit] "
-ARCHIVE_HEAD = "# Progress archive — entries moved out of the progress log by shiftkit, oldest first\n"
+ARCHIVE_HEAD = (
+    "# Progress archive — entries moved out of the progress log by shiftkit, oldest first\n"
+)
 
 
 class Entry(NamedTuple):
@@ -65,8 +68,9 @@ def parse(text: str) -> Log:
         block = text[start:end]
         match = HEADER.match(block)
         assert match is not None
-        entries.append(Entry(match["time"], match["feature"], match["outcome"].strip(),
-                             match["base"], block))  # fmt: skip
+        entries.append(
+            Entry(match["time"], match["feature"], match["outcome"].strip(), match["base"], block)
+        )
     return Log(text[: starts[0]], tuple(entries))
 
 
@@ -103,8 +107,9 @@ class Pruned(NamedTuple):
     moved: tuple[Entry, ...]
 
 
-def prune(log: Log, archive_text: str, keep: int, blocked_ids: Iterable[str],
-          archive_name: str) -> Pruned:  # fmt: skip
+def prune(
+    log: Log, archive_text: str, keep: int, blocked_ids: Iterable[str], archive_name: str
+) -> Pruned:
     """Cut the log back to its newest ``keep`` entries, moving the rest verbatim to the
     end of the archive; the newest entry about each blocked feature stays in the log."""
     entries = log.entries
@@ -153,8 +158,10 @@ def index_line(archived: Sequence[Entry], archive_name: str) -> str:
     dates = sorted(e.time[:10] for e in archived)
     span_ids = f"{ids[0]}..{ids[-1]}" if len(ids) > 1 else (ids[0] if ids else "-")
     span_dates = f"{dates[0]}..{dates[-1]}" if len(dates) > 1 else (dates[0] if dates else "-")
-    return (f"{INDEX_PREFIX}{len(archived)} earlier entries archived in {archive_name} "
-            f"({span_ids}, {span_dates})")  # fmt: skip
+    return (
+        f"{INDEX_PREFIX}{len(archived)} earlier entries archived in {archive_name} "
+        f"({span_ids}, {span_dates})"
+    )
 
 
 def newest_entries(log: Log, count: int) -> tuple[Entry, ...]:

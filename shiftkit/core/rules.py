@@ -6,7 +6,8 @@ Each returns a list of violations, empty when the change is acceptable.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from shiftkit.core.messages import OVERRIDABLE as OVERRIDABLE
 from shiftkit.core.messages import Rule as Rule
@@ -21,9 +22,13 @@ from shiftkit.core.messages import trailers as trailers
 if TYPE_CHECKING:
     from shiftkit.core import features
 
+
 def check_list(
-    text: str | None, source: str, trusted: Mapping[str, Any] | None = None,
-    known_valid: bool = False, trusted_text: str | None = None,
+    text: str | None,
+    source: str,
+    trusted: Mapping[str, Any] | None = None,
+    known_valid: bool = False,
+    trusted_text: str | None = None,
 ) -> tuple[features.FeatureList | None, list[Violation]]:
     """Rule 1: the list parses, validates against the packaged schema, ids are unique.
 
@@ -38,9 +43,12 @@ def check_list(
         return features.from_document(json.loads(text)), []
     if text is None:
         return None, [
-            Violation(1, f"{source} is missing from the commit; restore it with "
-                         f"`git checkout HEAD -- {source}`")
-        ]  # fmt: skip
+            Violation(
+                1,
+                f"{source} is missing from the commit; restore it with "
+                f"`git checkout HEAD -- {source}`",
+            )
+        ]
     try:
         return features.loads(text, source, trusted, trusted_text), []
     except BadInput as exc:
@@ -74,7 +82,7 @@ class Report(NamedTuple):
     flips: list[str]
     override_reason: str | None
     staged: features.FeatureList | None
-    person_actions: list[str] = []
+    person_actions: list[str]
 
 
 class Judge(NamedTuple):
@@ -87,10 +95,15 @@ class Judge(NamedTuple):
     policy: str = "trailer"
 
 
+NO_CHANGE = Judge()  # a change that touches no setting, under the default policy
+
+
 _UNSET: Any = object()
 
 
-def flipped(parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET) -> list[str]:
+def flipped(
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+) -> list[str]:
     """Features that existed, and pass now but in none of the parents (a merge is not a new
     flip). A feature new in this commit is no flip: rule 2 refuses it if it passes."""
     if pairs is _UNSET:
@@ -108,8 +121,9 @@ def flipped(parents: Sequence[Side], staged: features.FeatureList, pairs: Any = 
     return result
 
 
-def aligned_changes(parents: Sequence[Side], staged: features.FeatureList
-                    ) -> list[tuple[features.Feature, features.Feature]] | None:  # fmt: skip
+def aligned_changes(
+    parents: Sequence[Side], staged: features.FeatureList
+) -> list[tuple[features.Feature, features.Feature]] | None:
     """For one parent whose features keep their positions (the common commit): the pairs
     (before, after) that differ. None when a slower, general comparison is needed."""
     if len(parents) != 1 or parents[0].features is None:
@@ -128,8 +142,9 @@ def aligned_changes(parents: Sequence[Side], staged: features.FeatureList
     return [(a, b) for a, b in pairs if a is not None and b is not None]
 
 
-def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList,
-                      pairs: Any = _UNSET) -> list[Violation]:  # fmt: skip
+def rule2_definitions(
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+) -> list[Violation]:
     """Committed features stay, in order, with identical definitions; new ones are appended,
     never already passing."""
     if all(p.features is None for p in parents):
@@ -139,10 +154,15 @@ def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList,
     if pairs is not None:
         parent = parents[0].features
         assert parent is not None
-        problems = [_definition_changed(old, new) for old, new in pairs
-                    if old.definition() != new.definition()]  # fmt: skip
+        problems = [
+            _definition_changed(old, new)
+            for old, new in pairs
+            if old.definition() != new.definition()
+        ]
         appended = staged.items[len(parent) :]
-        problems += [_new_and_passing(item["id"]) for item in appended if item.get("passes") is True]
+        problems += [
+            _new_and_passing(item["id"]) for item in appended if item.get("passes") is True
+        ]
         return problems
     return _rule2_general(parents, staged)
 
@@ -150,16 +170,27 @@ def rule2_definitions(parents: Sequence[Side], staged: features.FeatureList,
 def _definition_changed(old: features.Feature, new: features.Feature) -> Violation:
     from shiftkit.core.features import DEFINITION_FIELDS
 
-    changed = [name for name, a, b in zip(DEFINITION_FIELDS, old.definition(), new.definition())
-               if a != b]  # fmt: skip
-    return Violation(2, f"{old.id}: the definition field(s) {', '.join(changed)} changed; "
-                        f"definitions are immutable once committed — append a new feature "
-                        f"instead", old.id)  # fmt: skip
+    changed = [
+        name
+        for name, a, b in zip(DEFINITION_FIELDS, old.definition(), new.definition(), strict=True)
+        if a != b
+    ]
+    return Violation(
+        2,
+        f"{old.id}: the definition field(s) {', '.join(changed)} changed; "
+        f"definitions are immutable once committed — append a new feature "
+        f"instead",
+        old.id,
+    )
 
 
 def _new_and_passing(feature_id: str) -> Violation:
-    return Violation(2, f"{feature_id} is new and already passing; append it with "
-                        f"\"passes\": false and finish it with `shiftkit finish`", feature_id)
+    return Violation(
+        2,
+        f"{feature_id} is new and already passing; append it with "
+        f'"passes": false and finish it with `shiftkit finish`',
+        feature_id,
+    )
 
 
 def _rule2_general(parents: Sequence[Side], staged: features.FeatureList) -> list[Violation]:
@@ -174,31 +205,55 @@ def _rule2_general(parents: Sequence[Side], staged: features.FeatureList) -> lis
             known_anywhere.add(old.id)
             index = positions.get(old.id)
             if index is None:
-                problems.append(Violation(2, f"{old.id} was removed; committed features are never "
-                                             f"removed (mark it with a note in the log instead)", old.id))
+                problems.append(
+                    Violation(
+                        2,
+                        f"{old.id} was removed; committed features are never "
+                        f"removed (mark it with a note in the log instead)",
+                        old.id,
+                    )
+                )
                 continue
             new = staged.features[index]
             if new.definition() != old.definition():
                 problems.append(_definition_changed(old, new))
             if index < last:
-                problems.append(Violation(2, f"{old.id} moved; features are never reordered "
-                                             f"(priority order is part of the record)", old.id))
+                problems.append(
+                    Violation(
+                        2,
+                        f"{old.id} moved; features are never reordered "
+                        f"(priority order is part of the record)",
+                        old.id,
+                    )
+                )
             last = max(last, index)
         if len(parents) == 1:
             for index, feature in enumerate(staged.features[: len(parent.features)]):
                 if parent.features.get(feature.id) is None:
-                    problems.append(Violation(2, f"{feature.id} was inserted at position {index}; "
-                                                 f"new features are appended at the end", feature.id))
-    problems += [_new_and_passing(f.id) for f in staged.features
-                 if f.id not in known_anywhere and f.passes]  # fmt: skip
+                    problems.append(
+                        Violation(
+                            2,
+                            f"{feature.id} was inserted at position {index}; "
+                            f"new features are appended at the end",
+                            feature.id,
+                        )
+                    )
+    problems += [
+        _new_and_passing(f.id) for f in staged.features if f.id not in known_anywhere and f.passes
+    ]
     return _unique(problems)
 
 
 def rule3_one_flip(flips: Sequence[str]) -> list[Violation]:
     if len(flips) <= 1:
         return []
-    return [Violation(3, f"{len(flips)} features become passing in one commit ({', '.join(flips)}); "
-                         f"one feature per commit — commit them one at a time with `shiftkit finish`")]
+    return [
+        Violation(
+            3,
+            f"{len(flips)} features become passing in one commit ({', '.join(flips)}); "
+            f"one feature per commit — commit them one at a time with `shiftkit finish`",
+        )
+    ]
 
 
 def parent_feature(parents: Sequence[Side], feature_id: str) -> features.Feature | None:
@@ -208,30 +263,44 @@ def parent_feature(parents: Sequence[Side], feature_id: str) -> features.Feature
     return None
 
 
-def rule4_definition_unchanged(parents: Sequence[Side], flips: Sequence[str],
-                               staged: features.FeatureList) -> list[Violation]:  # fmt: skip
+def rule4_definition_unchanged(
+    parents: Sequence[Side], flips: Sequence[str], staged: features.FeatureList
+) -> list[Violation]:
     """A feature's definition change and its flip never share a commit, override or not:
     otherwise the commit would choose the verifier that judges it."""
     problems = []
     for feature_id in flips:
         old, new = parent_feature(parents, feature_id), staged.get(feature_id)
         if old is not None and new is not None and old.definition() != new.definition():
-            problems.append(Violation(Rule.VERIFIED, f"{feature_id} becomes passing in the commit "
-                                      f"that changes its definition; a definition change and its "
-                                      f"flip never share a commit", feature_id))  # fmt: skip
+            problems.append(
+                Violation(
+                    Rule.VERIFIED,
+                    f"{feature_id} becomes passing in the commit "
+                    f"that changes its definition; a definition change and its "
+                    f"flip never share a commit",
+                    feature_id,
+                )
+            )
     return problems
 
 
-def rule4_verified(flips: Sequence[str], parents: Sequence[Side],
-                   verification: Any) -> list[Violation]:  # fmt: skip
+def rule4_verified(
+    flips: Sequence[str], parents: Sequence[Side], verification: Any
+) -> list[Violation]:
     """``verification(feature)`` returns None when the feature's verifier passed on exactly
     this tree, or why not. The verifier is the parent's definition, never the commit's."""
     problems = []
     for feature_id in flips:
         reason = verification(parent_feature(parents, feature_id))
         if reason is not None:
-            problems.append(Violation(4, f"{feature_id} becomes passing but {reason}; only "
-                                         f"`shiftkit finish` (or a verified tree) may flip it", feature_id))
+            problems.append(
+                Violation(
+                    4,
+                    f"{feature_id} becomes passing but {reason}; only "
+                    f"`shiftkit finish` (or a verified tree) may flip it",
+                    feature_id,
+                )
+            )
     return problems
 
 
@@ -252,83 +321,136 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[Any]:
 def rule5_log(flips: Sequence[str], entries: Sequence[Any], log_name: str) -> list[Violation]:
     named = {e.feature for e in entries}
     return [
-        Violation(5, f"{feature_id} becomes passing without a new entry about it in {log_name}; "
-                     f"`shiftkit finish` writes it", feature_id)
-        for feature_id in flips if feature_id not in named
-    ]  # fmt: skip
+        Violation(
+            5,
+            f"{feature_id} becomes passing without a new entry about it in {log_name}; "
+            f"`shiftkit finish` writes it",
+            feature_id,
+        )
+        for feature_id in flips
+        if feature_id not in named
+    ]
 
 
-def rule6_claimed(flips: Sequence[str], claimed: str | None, claims_enabled: bool,
-                  claim_problem: str | None = None) -> list[Violation]:  # fmt: skip
+def rule6_claimed(
+    flips: Sequence[str],
+    claimed: str | None,
+    claims_enabled: bool,
+    claim_problem: str | None = None,
+) -> list[Violation]:
     """``claim_problem``: why the worktree's claim record is not the claim ref's current
     object (released, stolen, or broken), when it is not."""
     if not claims_enabled:
         return []
     if claim_problem is not None:
-        return [Violation(Rule.CLAIMED, f"{feature_id} becomes passing but {claim_problem}",
-                          feature_id) for feature_id in flips]  # fmt: skip
+        return [
+            Violation(Rule.CLAIMED, f"{feature_id} becomes passing but {claim_problem}", feature_id)
+            for feature_id in flips
+        ]
     return [
-        Violation(6, f"{feature_id} becomes passing but this worktree "
-                     f"{'holds no claim' if claimed is None else f'has claimed {claimed}'}; "
-                     f"claim it with `shiftkit claim {feature_id}` and finish it", feature_id)
-        for feature_id in flips if feature_id != claimed
-    ]  # fmt: skip
+        Violation(
+            6,
+            f"{feature_id} becomes passing but this worktree "
+            f"{'holds no claim' if claimed is None else f'has claimed {claimed}'}; "
+            f"claim it with `shiftkit claim {feature_id}` and finish it",
+            feature_id,
+        )
+        for feature_id in flips
+        if feature_id != claimed
+    ]
 
 
-def rule7_status(parents: Sequence[Side], staged: features.FeatureList,
-                 entries: Sequence[Any], pairs: Any = _UNSET) -> list[Violation]:  # fmt: skip
+def rule7_status(
+    parents: Sequence[Side],
+    staged: features.FeatureList,
+    entries: Sequence[Any],
+    pairs: Any = _UNSET,
+) -> list[Violation]:
     """`attempts` only grows and `blocked` is only cleared through `shiftkit unblock`."""
     unblocked = {e.feature for e in entries if e.outcome.startswith("unblocked")}
     if pairs is _UNSET:
         pairs = aligned_changes(parents, staged)
     if pairs is None:
-        pairs = [(old, new) for new in staged.features for p in parents
-                 if p.features is not None and (old := p.features.get(new.id)) is not None]
+        pairs = [
+            (old, new)
+            for new in staged.features
+            for p in parents
+            if p.features is not None and (old := p.features.get(new.id)) is not None
+        ]
     problems = []
     for old, new in pairs:
         cleared = old.blocked is not None and new.blocked is None
         if (new.attempts < old.attempts or cleared) and new.id not in unblocked:
             what = "attempts went down" if new.attempts < old.attempts else "blocked was cleared"
-            problems.append(Violation(7, f"{new.id}: {what} without `shiftkit unblock` "
-                                         f"(which leaves a log entry)", new.id))
+            problems.append(
+                Violation(
+                    7,
+                    f"{new.id}: {what} without `shiftkit unblock` (which leaves a log entry)",
+                    new.id,
+                )
+            )
     return _unique(problems)
 
 
-def unblocked_features(parents: Sequence[Side], staged: features.FeatureList,
-                       pairs: Any = _UNSET) -> list[str]:  # fmt: skip
+def unblocked_features(
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+) -> list[str]:
     """Features whose attempts went down or whose block was cleared: an unblock."""
     if pairs is _UNSET:
         pairs = aligned_changes(parents, staged)
     if pairs is None:
-        pairs = [(old, new) for new in staged.features for p in parents
-                 if p.features is not None and (old := p.features.get(new.id)) is not None]
-    found = [new.id for old, new in pairs
-             if new.attempts < old.attempts or (old.blocked is not None and new.blocked is None)]
+        pairs = [
+            (old, new)
+            for new in staged.features
+            for p in parents
+            if p.features is not None and (old := p.features.get(new.id)) is not None
+        ]
+    found = [
+        new.id
+        for old, new in pairs
+        if new.attempts < old.attempts or (old.blocked is not None and new.blocked is None)
+    ]
     return list(dict.fromkeys(found))
 
 
-def rule10_config(judge: Judge, flips: Sequence[str], parents: Sequence[Side],
-                  staged: features.FeatureList | None, config_name: str) -> list[Violation]:
+def rule10_config(
+    judge: Judge,
+    flips: Sequence[str],
+    parents: Sequence[Side],
+    staged: features.FeatureList | None,
+    config_name: str,
+) -> list[Violation]:
     """An enforcement setting changes only in a commit of its own that flips nothing; a moved
     feature list holds the old list unchanged."""
     problems = []
     if judge.config_problem is not None:
         problems.append(Violation(Rule.CONFIG, f"{judge.config_problem}; fix {config_name}"))
     if judge.config_changes and flips:
-        problems.append(Violation(Rule.CONFIG, f"this commit changes {', '.join(judge.config_changes)} "
-                                  f"in {config_name} and flips {', '.join(flips)}; a change of the "
-                                  f"enforcement settings flips nothing: commit it on its own, "
-                                  f"as a person"))  # fmt: skip
-    if "features" in judge.config_changes and staged is not None and parents[0].features is not None:
-        if list(staged.items) != list(parents[0].features.items):
-            problems.append(Violation(Rule.CONFIG, "the feature list was moved to a file that does "
-                                      "not hold the old list unchanged; move it as it is, then "
-                                      "change it in later commits"))  # fmt: skip
+        problems.append(
+            Violation(
+                Rule.CONFIG,
+                f"this commit changes {', '.join(judge.config_changes)} "
+                f"in {config_name} and flips {', '.join(flips)}; a change of the "
+                f"enforcement settings flips nothing: commit it on its own, "
+                f"as a person",
+            )
+        )
+    before = parents[0].features
+    moved = "features" in judge.config_changes and before is not None and staged is not None
+    if moved and list(staged.items) != list(before.items):  # type: ignore[union-attr]
+        problems.append(
+            Violation(
+                Rule.CONFIG,
+                "the feature list was moved to a file that does not hold the old list "
+                "unchanged; move it as it is, then change it in later commits",
+            )
+        )
     return problems
 
 
-def person_actions(judge: Judge, unblocked: Sequence[str], overridden: Sequence[Violation],
-                   reason: str | None) -> list[str]:  # fmt: skip
+def person_actions(
+    judge: Judge, unblocked: Sequence[str], overridden: Sequence[Violation], reason: str | None
+) -> list[str]:
     """What in this change only a person may do (SPEC section 11)."""
     actions = []
     if overridden:
@@ -352,13 +474,23 @@ def rule11_person(judge: Judge, actions: Sequence[str], signature: Any) -> list[
     problem = signature()
     if problem is None:
         return []
-    return [Violation(Rule.PERSON, f"{'; '.join(actions)} — a person's action, and the people "
-                      f"policy is 'signed', but {problem}; a person makes it with "
-                      f"`shiftkit override`/`shiftkit unblock` and their signing key")]  # fmt: skip
+    return [
+        Violation(
+            Rule.PERSON,
+            f"{'; '.join(actions)} — a person's action, and the people "
+            f"policy is 'signed', but {problem}; a person makes it with "
+            f"`shiftkit override`/`shiftkit unblock` and their signing key",
+        )
+    ]
 
 
-def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str, archive_name: str,
-              kept_ids: frozenset[str] = frozenset()) -> list[Violation]:  # fmt: skip
+def rule8_log(
+    parents: Sequence[Side],
+    proposed: Proposed,
+    log_name: str,
+    archive_name: str,
+    kept_ids: frozenset[str] = frozenset(),
+) -> list[Violation]:
     """The log only grows at its end, except a prune: the oldest entries (bar the newest one
     about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
     Entries compare without their trailing blank lines, which merges and fixers fold."""
@@ -373,26 +505,44 @@ def rule8_log(parents: Sequence[Side], proposed: Proposed, log_name: str, archiv
         new_archive = progress.parse(proposed.archive or "").entries
         if len(parents) > 1:
             # A merge keeps every parent's entry, in the log or the archive.
-            kept = {e.key for e in progress.parse(staged_log).entries} | {e.key for e in new_archive}
+            kept = {e.key for e in progress.parse(staged_log).entries} | {
+                e.key for e in new_archive
+            }
             if any(e.key not in kept for e in progress.parse(old_log).entries):
-                problems.append(Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}"))
+                problems.append(
+                    Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}")
+                )
             continue
         old, new = progress.parse(old_log), progress.parse(staged_log)
         if new.preamble != old.preamble:
-            problems.append(Violation(Rule.LOG_APPEND_ONLY,
-                                      f"the preamble of {log_name} changed; it is written once"))
+            problems.append(
+                Violation(
+                    Rule.LOG_APPEND_ONLY, f"the preamble of {log_name} changed; it is written once"
+                )
+            )
             continue
-        if not _is_prune(old, new, progress.parse(parent.archive or "").entries, new_archive,
-                         kept_ids):  # fmt: skip
-            problems.append(Violation(Rule.LOG_APPEND_ONLY, f"{log_name} was rewritten, not "
-                                      f"appended to; only a prune may remove entries — the oldest "
-                                      f"ones, moved verbatim to the end of {archive_name} "
-                                      f"(`shiftkit log --prune`)"))  # fmt: skip
+        if not _is_prune(
+            old, new, progress.parse(parent.archive or "").entries, new_archive, kept_ids
+        ):
+            problems.append(
+                Violation(
+                    Rule.LOG_APPEND_ONLY,
+                    f"{log_name} was rewritten, not "
+                    f"appended to; only a prune may remove entries — the oldest "
+                    f"ones, moved verbatim to the end of {archive_name} "
+                    f"(`shiftkit log --prune`)",
+                )
+            )
     return problems
 
 
-def _is_prune(old: Any, new: Any, old_archive: Sequence[Any], new_archive: Sequence[Any],
-              kept_ids: frozenset[str]) -> bool:  # fmt: skip
+def _is_prune(
+    old: Any,
+    new: Any,
+    old_archive: Sequence[Any],
+    new_archive: Sequence[Any],
+    kept_ids: frozenset[str],
+) -> bool:
     old_keys = [e.key for e in old.entries]
     new_keys = [e.key for e in new.entries]
     present = set(new_keys)
@@ -404,8 +554,10 @@ def _is_prune(old: Any, new: Any, old_archive: Sequence[Any], new_archive: Seque
         return False  # the kept entries moved, or something was inserted among them
     # Only the oldest go: every entry older than the last one removed is removed too, unless
     # it is the newest entry about a blocked feature (kept where the person looks first).
-    if any(old_keys[i] in present and old.entries[i].feature not in kept_ids
-           for i in range(removed[-1])):  # fmt: skip
+    if any(
+        old_keys[i] in present and old.entries[i].feature not in kept_ids
+        for i in range(removed[-1])
+    ):
         return False
     archived = [e.key for e in old_archive]
     if [e.key for e in new_archive[: len(archived)]] != archived:
@@ -427,7 +579,7 @@ def evaluate(
     trusted: Mapping[str, Any] | None = None,
     trusted_text: str | None = None,
     known_valid: bool = False,
-    judge: Judge = Judge(),
+    judge: Judge = NO_CHANGE,
     signature: Any = None,
     config_name: str = ".shiftkit.toml",
 ) -> Report:
@@ -442,8 +594,9 @@ def evaluate(
     staged: features.FeatureList | None = None
     if not (establishing and proposed.features_text is None):
         # (no feature list before or after: nothing to check)
-        staged, problems = check_list(proposed.features_text, features_name, trusted, known_valid,
-                                      trusted_text)
+        staged, problems = check_list(
+            proposed.features_text, features_name, trusted, known_valid, trusted_text
+        )
         violations += problems
     flips: list[str] = []
     unblocked: list[str] = []
@@ -451,7 +604,9 @@ def evaluate(
         # The commit that first adds the list establishes it: nothing in it is a flip.
         pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
         flips = [] if establishing else flipped(parents, staged, pairs)
-        entries = new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
+        entries = (
+            new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
+        )
         unblocked = [] if establishing else unblocked_features(parents, staged, pairs)
         violations += rule3_one_flip(flips) if Rule.ONE_FLIP in rules_to_check else []
         if Rule.VERIFIED in rules_to_check:
@@ -469,8 +624,9 @@ def evaluate(
         if Rule.STATUS in rules_to_check:
             violations += rule7_status(parents, staged, entries, pairs)
     if Rule.LOG_APPEND_ONLY in rules_to_check and log_changed:
-        kept_ids = frozenset(f for p in parents if p.features is not None
-                             for f in features_blocked(p.features))  # fmt: skip
+        kept_ids = frozenset(
+            f for p in parents if p.features is not None for f in features_blocked(p.features)
+        )
         if staged is not None:
             kept_ids |= frozenset(features_blocked(staged))
         violations += rule8_log(parents, proposed, log_name, archive_name, kept_ids)

@@ -6,11 +6,36 @@ from __future__ import annotations
 MAX_SUBJECT = 72
 GENERIC_SUBJECTS = frozenset(
     {
-        "wip", "fix", "fixes", "fixed", "update", "updates", "updated", "change", "changes",
-        "changed", "edit", "edits", "stuff", "misc", "tmp", "temp", "test", "tests", "commit",
-        "save", "progress", "work", "more", "minor", "cleanup", "done", "refactor", "todo",
+        "wip",
+        "fix",
+        "fixes",
+        "fixed",
+        "update",
+        "updates",
+        "updated",
+        "change",
+        "changes",
+        "changed",
+        "edit",
+        "edits",
+        "stuff",
+        "misc",
+        "tmp",
+        "temp",
+        "test",
+        "tests",
+        "commit",
+        "save",
+        "progress",
+        "work",
+        "more",
+        "minor",
+        "cleanup",
+        "done",
+        "refactor",
+        "todo",
     }
-)  # fmt: skip
+)
 SCISSORS = "# ------------------------ >8 ------------------------"
 _GIT_SPACE = " \t\n\r"  # what git's isspace() strips: no other control or Unicode space
 
@@ -43,14 +68,18 @@ def subject_problem(raw: str) -> str | None:
     if not first:
         return "the commit message is empty; say what changed"
     if len(first) > MAX_SUBJECT:
-        return (f"the subject is {len(first)} characters; keep it to {MAX_SUBJECT} and put the "
-                f"detail in the body")
+        return (
+            f"the subject is {len(first)} characters; keep it to {MAX_SUBJECT} and put the "
+            f"detail in the body"
+        )
     # Words as `\w+` would find them: punctuation is a separator.
     folded = "".join(c if c.isalnum() or c == "_" or c.isspace() else " " for c in first.lower())
     words = folded.split()
     if not words or (len(words) == 1 and words[0] in GENERIC_SUBJECTS):
-        return (f"the subject {first!r} says nothing; write what changed and why, e.g. "
-                f"'F012: add the todo list endpoint'")
+        return (
+            f"the subject {first!r} says nothing; write what changed and why, e.g. "
+            f"'F012: add the todo list endpoint'"
+        )
     return None
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from shiftkit.edge import gitio
 from shiftkit.core.errors import CLAIM_HELD, ShiftkitError
+from shiftkit.edge import gitio
 
 PREFIX = "refs/shiftkit/claims/"
 
@@ -26,8 +27,10 @@ class Claim(NamedTuple):
     def holder(self) -> str:
         r = self.record
         if "broken" in r:
-            return (f"{self.feature} has a broken claim ({r['broken']}); a person removes it with "
-                    f"`git update-ref -d {ref_name(self.feature)}`")
+            return (
+                f"{self.feature} has a broken claim ({r['broken']}); a person removes it with "
+                f"`git update-ref -d {ref_name(self.feature)}`"
+            )
         return (
             f"{self.feature} is claimed by session {r.get('session', '?')} "
             f"(worktree {r.get('worktree', '?')}, branch {r.get('branch') or 'detached'}, "
@@ -40,10 +43,19 @@ def ref_name(feature_id: str) -> str:
 
 
 RECORD_TYPES: dict[str, tuple[type, ...]] = {
-    "feature": (str,), "session": (str,), "worktree": (str,), "branch": (str, type(None)),
-    "base": (str,), "host": (str,), "boot_id": (str,), "pid": (int,), "pid_start": (str,),
-    "taken": (str,), "expires": (str,), "nonce": (str,),
-}  # fmt: skip
+    "feature": (str,),
+    "session": (str,),
+    "worktree": (str,),
+    "branch": (str, type(None)),
+    "base": (str,),
+    "host": (str,),
+    "boot_id": (str,),
+    "pid": (int,),
+    "pid_start": (str,),
+    "taken": (str,),
+    "expires": (str,),
+    "nonce": (str,),
+}
 
 
 def broken_reason(record: Any) -> str | None:
@@ -81,8 +93,10 @@ def current_problem(root: Path, record: dict[str, Any]) -> str | None:
     if current == oid:
         return None
     where = "is gone" if not current else f"now points at {current[:7]}"
-    return (f"this worktree's claim on {feature} is no longer held: {ref} {where} (released or "
-            f"taken over); `shiftkit claims` shows the holder")
+    return (
+        f"this worktree's claim on {feature} is no longer held: {ref} {where} (released or "
+        f"taken over); `shiftkit claims` shows the holder"
+    )
 
 
 def list_claims(root: Path) -> dict[str, Claim]:
@@ -91,7 +105,6 @@ def list_claims(root: Path) -> dict[str, Claim]:
         feature_id = name[len(PREFIX) :]
         result[feature_id] = Claim(feature_id, oid, read_record(root, oid))
     return result
-
 
 
 class ClaimHeld(ShiftkitError):
@@ -130,13 +143,14 @@ def session_pid() -> int:
     return int(value) if value.isdigit() else os.getppid()
 
 
-def new_record(feature_id: str, worktree: Path, branch: str | None, base: str,
-               ttl_hours: int) -> dict[str, Any]:  # fmt: skip
+def new_record(
+    feature_id: str, worktree: Path, branch: str | None, base: str, ttl_hours: int
+) -> dict[str, Any]:
     import secrets
     import socket
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     pid = session_pid()
     return {
         "feature": feature_id,
@@ -155,15 +169,18 @@ def new_record(feature_id: str, worktree: Path, branch: str | None, base: str,
 
 
 _CLAIM_IDENTITY = {
-    "GIT_AUTHOR_NAME": "shiftkit", "GIT_AUTHOR_EMAIL": "claims@shiftkit.invalid",
-    "GIT_COMMITTER_NAME": "shiftkit", "GIT_COMMITTER_EMAIL": "claims@shiftkit.invalid",
-}  # fmt: skip
+    "GIT_AUTHOR_NAME": "shiftkit",
+    "GIT_AUTHOR_EMAIL": "claims@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "shiftkit",
+    "GIT_COMMITTER_EMAIL": "claims@shiftkit.invalid",
+}
 
 
 def _claim_object(root: Path, record: dict[str, Any]) -> str:
     message = json.dumps(record, indent=2, sort_keys=True)
-    return gitio.out(["commit-tree", gitio.EMPTY_TREE, "-m", message], root,
-                     env=_CLAIM_IDENTITY).strip()  # fmt: skip
+    return gitio.out(
+        ["commit-tree", gitio.EMPTY_TREE, "-m", message], root, env=_CLAIM_IDENTITY
+    ).strip()
 
 
 def acquire(root: Path, record: dict[str, Any], expected_old: str = gitio.ZERO_OID) -> str:
@@ -188,7 +205,7 @@ def release_ref(root: Path, feature_id: str, oid: str) -> bool:
 def staleness(record: dict[str, Any]) -> str | None:
     """Why a claim looks abandoned, or None. Only ever shown: nothing acts on it."""
     import socket
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     if record.get("host") == socket.gethostname():
         if record.get("boot_id") and record.get("boot_id") != _boot_id():
@@ -202,6 +219,6 @@ def staleness(record: dict[str, Any]) -> str | None:
                 return f"process {pid} is another process now"
         return None
     expires = record.get("expires", "")
-    if expires and expires < datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"):
+    if expires and expires < datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"):
         return f"its lease expired at {expires}"
     return None

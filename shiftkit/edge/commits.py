@@ -8,8 +8,8 @@ from shiftkit.edge import gitio
 
 TYPE_CHECKING = False  # the reference-transaction hook imports this on every branch update
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from pathlib import Path
-    from typing import Callable, Sequence
 
     from shiftkit.core import features, rules
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 class Commit:
     """A commit as `git log` shows it (a plain class: no typing import on the hook's path)."""
 
-    __slots__ = ("oid", "parents", "tree", "message")
+    __slots__ = ("message", "oid", "parents", "tree")
 
     def __init__(self, oid: str, parents: tuple[str, ...], tree: str, message: str) -> None:
         self.oid, self.parents, self.tree, self.message = oid, parents, tree, message
@@ -35,8 +35,14 @@ class Commit:
 
 def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
     """The commits ``git rev-list`` selects with ``revisions``, oldest first."""
-    args = ["log", "--reverse", "--topo-order", "--format=%H%x00%P%x00%T%x00%B%x00%x01",
-            *revisions, "--"]
+    args = [
+        "log",
+        "--reverse",
+        "--topo-order",
+        "--format=%H%x00%P%x00%T%x00%B%x00%x01",
+        *revisions,
+        "--",
+    ]
     code, out, err = gitio.plumb(args, root)  # (no subprocess import: the hook's path)
     if code != 0:
         raise gitio.GitFailed(args, code, err.decode("utf-8", "replace"))
@@ -51,8 +57,13 @@ def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
     return result
 
 
-def judge_commit(root: Path, common_dir: Path, commit: Commit, evidence: Evidence,
-                 claim_check: ClaimCheck | None = None) -> rules.Report:  # fmt: skip
+def judge_commit(
+    root: Path,
+    common_dir: Path,
+    commit: Commit,
+    evidence: Evidence,
+    claim_check: ClaimCheck | None = None,
+) -> rules.Report:
     from shiftkit.core import features, rules
     from shiftkit.edge import judge, snapshot, state
 
@@ -64,7 +75,8 @@ def judge_commit(root: Path, common_dir: Path, commit: Commit, evidence: Evidenc
     if not commit.parents:
         sides = [rules.Side(None, None, None)]
     proposed, features_blob = snapshot.read_proposed(
-        root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)])
+        root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)]
+    )
     present = rules.trailers(commit.message)
     # Rule 6 in history: a flip carries the claim it was finished under.
     under_claim = [v for v in present.get("Shiftkit-Claim", []) if v and v != "-"]
@@ -81,14 +93,23 @@ def judge_commit(root: Path, common_dir: Path, commit: Commit, evidence: Evidenc
         return evidence(feature, command, cfg.verify_in)
 
     report = rules.evaluate(
-        sides, proposed, rules_to_check=rules.ALL, names=names, message=commit.message,
-        claimed=claimed, claims_enabled=cfg.claims.enabled, claim_problem=claim_problem,
-        verification=verification, **snapshot.trust(sides, blobs, common_dir),
+        sides,
+        proposed,
+        rules_to_check=rules.ALL,
+        names=names,
+        message=commit.message,
+        claimed=claimed,
+        claims_enabled=cfg.claims.enabled,
+        claim_problem=claim_problem,
+        verification=verification,
+        **snapshot.trust(sides, blobs, common_dir),
         judge=settings.judge,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
-    )  # fmt: skip
-    if features_blob is not None and report.staged is not None and not any(
-        v.rule == rules.Rule.SCHEMA for v in report.violations
+    )
+    if (
+        features_blob is not None
+        and report.staged is not None
+        and not any(v.rule == rules.Rule.SCHEMA for v in report.violations)
     ):
         state.mark_validated(common_dir, features_blob[0])
     return report

@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from shiftkit.core import features
-from shiftkit.edge import gitio, project, state
-from shiftkit.edge.atomic import atomic_write
 from shiftkit.core.config import Config
 from shiftkit.core.errors import Refused
+from shiftkit.edge import gitio, project, state
+from shiftkit.edge.atomic import atomic_write
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,11 @@ def open_context(cwd: Path | str | None = None) -> Context:
 
 
 def log_time() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def iso_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def short(oid: str | None) -> str:
@@ -76,8 +76,7 @@ def work_tree_id(ctx: Context) -> str:
             pass
 
 
-def commit(ctx: Context, message: str, paths: list[str] | None = None,
-           sign: bool = False) -> str:  # fmt: skip
+def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: bool = False) -> str:
     """Commit through the real hooks: everything (``git add -A``), only ``paths``, or (with
     an empty list) what is staged; ``sign``: with the person's signing key (`-S`)."""
     options = ["commit", "-q", "-F", "-", *(["-S"] if sign else [])]
@@ -112,10 +111,12 @@ def person_signs(ctx: Context) -> bool:
         return False
     key = gitio.run(["config", "--get", "user.signingkey"], ctx.root, check=False).stdout.strip()
     if not key:
-        raise Refused("the people policy is 'signed', so this person's action must be signed, and "
-                      "git has no signing key here: set `git config user.signingkey` (with `git "
-                      "config gpg.format ssh` for an SSH key) to a key listed in "
-                      ".shiftkit/allowed_signers")  # fmt: skip
+        raise Refused(
+            "the people policy is 'signed', so this person's action must be signed, and "
+            "git has no signing key here: set `git config user.signingkey` (with `git "
+            "config gpg.format ssh` for an SSH key) to a key listed in "
+            ".shiftkit/allowed_signers"
+        )
     return True
 
 
@@ -142,8 +143,9 @@ def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, 
     log = progress.parse(log_text)
     if not progress.due(log, cfg.log.keep, cfg.log.block):
         return log_text, None
-    pruned = progress.prune(log, read_optional(ctx.project.archive_path), cfg.log.keep,
-                            blocked_ids, cfg.log.archive)  # fmt: skip
+    pruned = progress.prune(
+        log, read_optional(ctx.project.archive_path), cfg.log.keep, blocked_ids, cfg.log.archive
+    )
     return pruned.log_text, pruned.archive_text
 
 

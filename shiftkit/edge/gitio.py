@@ -14,8 +14,8 @@ from shiftkit.core.errors import BadInput, ShiftkitError
 TYPE_CHECKING = False  # the commit hooks import this module: no typing at run time
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
-    from typing import Mapping, Sequence
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO_OID = "0" * 40

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import os
 
-from shiftkit.edge import gitio
 from shiftkit.core.config import CONFIG_FILE, Config, enforcement_changes, parse_or_default
 from shiftkit.core.errors import BadInput
 from shiftkit.core.rules import Judge
+from shiftkit.edge import gitio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
-    from typing import NamedTuple, Sequence
+    from typing import NamedTuple
 else:
     from typing import NamedTuple
 
@@ -44,8 +45,9 @@ def _config(text: str | None, where: str) -> tuple[Config, str | None]:
         return Config(), exc.message
 
 
-def judging(parent_texts: Sequence[str | None], proposed_texts: Sequence[str | None],
-            has_parent: bool) -> Judging:
+def judging(
+    parent_texts: Sequence[str | None], proposed_texts: Sequence[str | None], has_parent: bool
+) -> Judging:
     """From the (config, signers) texts at the parent and in the proposed tree. A parent
     config that does not parse (committed past the hooks) judges with the defaults."""
     parent_config_text, parent_signers = parent_texts
@@ -93,8 +95,18 @@ def signature_problem(root: Path | str, commit: str, signers: str | None) -> str
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(signers)
-        shown = gitio.run(["-c", f"gpg.ssh.allowedSignersFile={path}", "log", "-1",
-                           "--format=%G?%x00%GF%x00%GP", commit], root, check=False)  # fmt: skip
+        shown = gitio.run(
+            [
+                "-c",
+                f"gpg.ssh.allowedSignersFile={path}",
+                "log",
+                "-1",
+                "--format=%G?%x00%GF%x00%GP",
+                commit,
+            ],
+            root,
+            check=False,
+        )
     finally:
         os.unlink(path)
     status, _, rest = shown.stdout.strip().partition("\0")

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from shiftkit.core import config as config_mod
 from shiftkit.core import features
+from shiftkit.core.errors import BadInput
 from shiftkit.edge import gitio
 from shiftkit.edge.atomic import atomic_write
-from shiftkit.core.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -50,9 +50,11 @@ def committed_config(root: Path) -> config_mod.Config:
     if working != judge:
         import sys
 
-        print(f"shiftkit: note: {config_mod.CONFIG_FILE} has uncommitted changes; the committed "
-              f"settings apply until they are committed (by a person, for enforcement keys)",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"shiftkit: note: {config_mod.CONFIG_FILE} has uncommitted changes; the committed "
+            f"settings apply until they are committed (by a person, for enforcement keys)",
+            file=sys.stderr,
+        )
     return judge
 
 
@@ -66,7 +68,9 @@ def read_text(path: Path, name: str, hint: str) -> str:
     except IsADirectoryError:
         raise BadInput(f"{name}: is a directory, expected a file") from None
     except OSError as exc:  # unreadable: permissions, a dangling link, an I/O error
-        raise BadInput(f"{name}: cannot be read ({exc.strerror or exc}); fix its permissions") from None
+        raise BadInput(
+            f"{name}: cannot be read ({exc.strerror or exc}); fix its permissions"
+        ) from None
 
 
 def read_features(project: Project) -> features.FeatureList:
@@ -94,5 +98,7 @@ def load_config(root: Path) -> config_mod.Config:
     except IsADirectoryError:
         raise BadInput(f"{config_mod.CONFIG_FILE}: is a directory, expected a file") from None
     except OSError as exc:
-        raise BadInput(f"{config_mod.CONFIG_FILE}: cannot be read ({exc.strerror or exc})") from None
+        raise BadInput(
+            f"{config_mod.CONFIG_FILE}: cannot be read ({exc.strerror or exc})"
+        ) from None
     return config_mod.parse(text, config_mod.CONFIG_FILE)

@@ -40,8 +40,9 @@ class Outcome(NamedTuple):
         return "passed" if self.ok else f"exit {self.exit_code}"
 
 
-def run_command(command: str, cwd: Path, timeout: float,
-                env: dict[str, str] | None = None) -> Outcome:
+def run_command(
+    command: str, cwd: Path, timeout: float, env: dict[str, str] | None = None
+) -> Outcome:
     """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
     background process that keeps the descriptors open cannot hang us."""
     import subprocess
@@ -50,9 +51,14 @@ def run_command(command: str, cwd: Path, timeout: float,
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, env=env,
-            stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            ["/bin/sh", "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -100,13 +106,21 @@ def is_cached(common_dir: Path, tree: str, command: str) -> bool:
 
 
 def record_pass(common_dir: Path, tree: str, command: str) -> None:
-    atomic_write(state.repo_state(common_dir) / "passed" / _cache_key(tree, command), command + "\n")
+    atomic_write(
+        state.repo_state(common_dir) / "passed" / _cache_key(tree, command), command + "\n"
+    )
 
 
 # -- what the verifier sees: the work tree, or a temporary checkout of exactly the tree ------
 
-GIT_LOCATION_VARIABLES = ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE", "GIT_PREFIX",
-                          "GIT_OBJECT_DIRECTORY", "GIT_COMMON_DIR")  # fmt: skip
+GIT_LOCATION_VARIABLES = (
+    "GIT_INDEX_FILE",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_PREFIX",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_COMMON_DIR",
+)
 
 
 def cache_command(command: str, verify_in: str) -> str:
@@ -120,8 +134,7 @@ def hidden_paths(root: Path) -> list[str]:
     from shiftkit.edge import gitio
 
     listing = gitio.out(["ls-files", "-v", "-z"], root)
-    return [entry[2:] for entry in listing.split("\0")
-            if entry[:1] == "S" or entry[:1].islower()]  # fmt: skip
+    return [entry[2:] for entry in listing.split("\0") if entry[:1] == "S" or entry[:1].islower()]
 
 
 def unstaged_paths(root: Path) -> list[str]:
@@ -143,9 +156,18 @@ def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: flo
 
     env = {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
     parent = gitio.head_oid(root)
-    holder = gitio.run(["commit-tree", tree, *(["-p", parent] if parent else []), "-m",
-                        "shiftkit: a temporary commit to verify this tree"], root,
-                       env={**_TEMP_IDENTITY}, clean_env=env).stdout.strip()  # fmt: skip
+    holder = gitio.run(
+        [
+            "commit-tree",
+            tree,
+            *(["-p", parent] if parent else []),
+            "-m",
+            "shiftkit: a temporary commit to verify this tree",
+        ],
+        root,
+        env={**_TEMP_IDENTITY},
+        clean_env=env,
+    ).stdout.strip()
     workdir = Path(tempfile.mkdtemp(prefix="shiftkit-verify-"))
     target = workdir / "tree"
     try:
@@ -153,9 +175,14 @@ def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: flo
         if init:
             prepared = run_command(init, target, timeout, env)
             if not prepared.ok:
-                return prepared._replace(command=command, ok=False, output=(
-                    f"init ({init}) failed in the temporary checkout: {prepared.summary()}\n"
-                    + prepared.output))  # fmt: skip
+                return prepared._replace(
+                    command=command,
+                    ok=False,
+                    output=(
+                        f"init ({init}) failed in the temporary checkout: {prepared.summary()}\n"
+                        + prepared.output
+                    ),
+                )
         return run_command(command, target, timeout, env)
     finally:
         gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
@@ -164,6 +191,8 @@ def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: flo
 
 
 _TEMP_IDENTITY = {
-    "GIT_AUTHOR_NAME": "shiftkit", "GIT_AUTHOR_EMAIL": "verify@shiftkit.invalid",
-    "GIT_COMMITTER_NAME": "shiftkit", "GIT_COMMITTER_EMAIL": "verify@shiftkit.invalid",
-}  # fmt: skip
+    "GIT_AUTHOR_NAME": "shiftkit",
+    "GIT_AUTHOR_EMAIL": "verify@shiftkit.invalid",
+    "GIT_COMMITTER_NAME": "shiftkit",
+    "GIT_COMMITTER_EMAIL": "verify@shiftkit.invalid",
+}
