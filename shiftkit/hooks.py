@@ -99,7 +99,7 @@ def relevant_settings(root: str, staged: Sequence[str]) -> Judging | None:
         return None
     from shiftkit.edge import gitio, judge
 
-    head = gitio.head_oid(root)  # type: ignore[arg-type]
+    head = gitio.head_oid(root)
     settings = judge.at_revisions(root, head, ":")
     watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
     return settings if any(name in staged for name in watched) else None
@@ -128,10 +128,64 @@ def commit_msg(root: str, message_file: str) -> int:
     if problems:
         return _refuse(problems)
     staged = staged_entries(root)
+    if not maybe_relevant(head_config_text(root), list(staged)):
+        return OK  # the common commit: no JSON, no TOML
+    verdict = _pre_commit_verdict(root, staged)
+    if verdict is not None:  # the pre-commit stage judged exactly this change
+        return _conclude_from_record(root, verdict, message_file, raw)
     settings = relevant_settings(root, list(staged))
     if settings is None:
         return OK
     return _check(root, settings, staged, message_file=message_file, message=raw)
+
+
+def _change_key(root: str, git_dir: Any, staged: dict[str, tuple[str, str]]) -> list[Any]:
+    """What makes a staged change the same change: HEAD, every staged path and blob, a merge's
+    other parents, and this worktree's claim — not the settings, which HEAD fixes."""
+    from shiftkit.edge import gitio, state
+
+    held = state.local_claim(git_dir)
+    code, head, _ = gitio.plumb(["rev-parse", "-q", "--verify", "HEAD"], root)
+    return [
+        head.decode().strip() if code == 0 else None,
+        sorted([name, *blobs] for name, blobs in staged.items()),
+        gitio.merge_parents(git_dir),
+        [held["feature"], held.get("oid")] if held else None,
+    ]
+
+
+def _pre_commit_verdict(root: str, staged: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
+    from shiftkit.edge import gitio, state
+
+    git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
+    record = state.read_json(state.worktree_state(git_dir) / RECORD)
+    if isinstance(record, dict) and record.get("key") == _change_key(root, git_dir, staged):
+        return record
+    return None
+
+
+def _conclude_from_record(
+    root: str, record: dict[str, Any], message_file: str, message: str
+) -> int:
+    from pathlib import Path
+
+    from shiftkit.core import messages
+
+    deferred = [messages.Violation(*v) for v in record["deferred"]]
+    found = deferred + messages.rule5_message(record["flips"], message)
+    kept, overridden, reason = messages.apply_override(found, message)
+    return _conclude(
+        Path(root),
+        kept,
+        overridden,
+        reason,
+        record["flips"],
+        record["verified"],
+        message_file,
+        message,
+        record.get("claim"),
+        record.get("approve") is True,
+    )
 
 
 RECORD = "hook-check.json"
@@ -150,43 +204,17 @@ def _check(
     from pathlib import Path
 
     from shiftkit.core import messages
-    from shiftkit.edge import gitio, judge, state
+    from shiftkit.edge import gitio, state
 
     top = Path(root)
     git_dir, common = gitio.git_dirs(top)
     held = state.local_claim(git_dir)
     merging = gitio.merge_parents(git_dir)
-    watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
-    entries = [list(staged[n]) if n in staged else None for n in watched]  # JSON has no tuples
-    key = [
-        list(watched),
-        entries,
-        merging,
-        held["feature"] if held else None,
-        held.get("oid") if held else None,
-    ]
+    key = _change_key(root, git_dir, staged)
     record_path = state.worktree_state(git_dir) / RECORD
     # Under the signed policy a person action's signature exists only once the commit does:
     # the reference-transaction hook must judge those commits itself.
     approve = settings.parent.people.policy != "signed"
-    if message is not None:
-        record = state.read_json(record_path)
-        if isinstance(record, dict) and record.get("key") == key:
-            deferred = [messages.Violation(*v) for v in record["deferred"]]
-            found = deferred + messages.rule5_message(record["flips"], message)
-            kept, overridden, reason = messages.apply_override(found, message)
-            return _conclude(
-                top,
-                kept,
-                overridden,
-                reason,
-                record["flips"],
-                record["verified"],
-                message_file,
-                message,
-                record.get("claim"),
-                approve,
-            )
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
     claim_oid = held.get("oid") if held and report.flips == [held["feature"]] else None
     if message is None:
@@ -202,6 +230,7 @@ def _check(
                 "flips": report.flips,
                 "verified": verified,
                 "claim": claim_oid,
+                "approve": approve,
             },
         )
         return OK
@@ -249,7 +278,8 @@ def _record_approval(top: Any, message_file: str) -> None:
     from shiftkit.edge import gitio, state
 
     git_dir, _ = gitio.git_dirs(top)
-    head = gitio.head_oid(top)
+    code, out, _ = gitio.plumb(["rev-parse", "-q", "--verify", "HEAD"], top)  # (no subprocess)
+    head = out.decode().strip() if code == 0 else ""
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
     with open(message_file, encoding="utf-8", errors="surrogateescape") as handle:
         final = handle.read()

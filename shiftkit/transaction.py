@@ -86,6 +86,8 @@ def _work_tree() -> str | None:
 def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]:
     """The violations of one new commit; the common commit (nothing the rules protect
     changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
+    if _approved(root_text, commit):
+        return []  # the commit hooks judged exactly this change (rule 9 included)
     if len(commit.parents) == 1 and not _touches_protected(root_text, commit):
         from shiftkit.core import subjects
 
@@ -96,14 +98,7 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
     from shiftkit.edge import commits, gitio, verify
 
     root = Path(root_text)
-    git_dir, common = gitio.git_dirs(root)
-    from shiftkit.core import subjects
-    from shiftkit.edge import state
-
-    if state.is_approved(
-        git_dir, subjects.approval_key(commit.parents, commit.tree, commit.message)
-    ):
-        return []  # the commit hooks judged exactly this change (rule 9 included)
+    _, common = gitio.git_dirs(root)
 
     def evidence(feature: object, command: str, verify_in: str) -> str | None:
         if verify.is_cached(common, commit.tree, verify.cache_command(command, verify_in)):
@@ -125,6 +120,26 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
 
     report = commits.judge_commit(root, common, commit, evidence, claim_check)
     return list(report.violations)
+
+
+def _approved(root_text: str, commit: commits_mod.Commit) -> bool:
+    """Whether the commit hooks of this worktree accepted exactly this change (parents, tree,
+    message): local evidence, as forgeable as the verify cache and checked the same way by
+    CI's audit. Costs a hash and a stat: no pathlib, no subprocess."""
+    from shiftkit.core import subjects
+
+    dot = os.path.join(root_text, ".git")
+    if os.path.isdir(dot):
+        git_dir = dot
+    else:
+        try:
+            with open(dot, encoding="utf-8") as handle:
+                git_dir = handle.read().split("gitdir:", 1)[1].strip()
+        except (OSError, IndexError):
+            return False
+        git_dir = os.path.join(root_text, git_dir)
+    key = subjects.approval_key(commit.parents, commit.tree, commit.message)
+    return os.path.exists(os.path.join(git_dir, "shiftkit", "approved", key))
 
 
 def current_claim(root: Path, feature_id: str) -> str:

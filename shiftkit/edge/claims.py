@@ -89,7 +89,8 @@ def current_problem(root: Path, record: dict[str, Any]) -> str | None:
     if not isinstance(feature, str) or not isinstance(oid, str) or not oid:
         return "this worktree's claim record holds no claim object; claim the feature again"
     ref = ref_name(feature)
-    current = gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
+    code, out, _ = gitio.plumb(["rev-parse", "-q", "--verify", ref], root)  # (the hook's path)
+    current = out.decode().strip() if code == 0 else ""
     if current == oid:
         return None
     where = "is gone" if not current else f"now points at {current[:7]}"

@@ -93,9 +93,9 @@ def common_dir(cwd: Path) -> Path:
     return path if path.is_absolute() else (cwd / path).resolve()
 
 
-def head_oid(cwd: Path) -> str | None:
-    proc = run(["rev-parse", "-q", "--verify", "HEAD^{commit}"], cwd, check=False)
-    return proc.stdout.strip() or None
+def head_oid(cwd: Path | str) -> str | None:
+    code, out, _ = plumb(["rev-parse", "-q", "--verify", "HEAD^{commit}"], cwd)
+    return (out.decode().strip() or None) if code == 0 else None
 
 
 def branch(cwd: Path) -> str | None:
