@@ -267,11 +267,11 @@ def _conclude(
     if message_file is not None and len(flips) == 1:
         _add_trailers(top, message_file, message, flips[0], verified, claim_oid)
     if message_file is not None and approve:
-        _record_approval(top, message_file)
+        _record_approval(top, message_file, verified)
     return OK
 
 
-def _record_approval(top: Any, message_file: str) -> None:
+def _record_approval(top: Any, message_file: str, staged_tree: str | None) -> None:
     """The change this commit makes passed every rule: say so for the reference-transaction
     hook, keyed by parents, tree and final message (local evidence, like the verify cache)."""
     from shiftkit.core import subjects
@@ -283,7 +283,8 @@ def _record_approval(top: Any, message_file: str) -> None:
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
     with open(message_file, encoding="utf-8", errors="surrogateescape") as handle:
         final = handle.read()
-    state.mark_approved(git_dir, subjects.approval_key(parents, gitio.write_tree(top), final))
+    tree = staged_tree or gitio.write_tree(top)  # (a flip's verified tree is the staged tree)
+    state.mark_approved(git_dir, subjects.approval_key(parents, tree, final))
 
 
 def _evaluate(
