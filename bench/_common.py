@@ -116,3 +116,19 @@ def print_rows(title: str, rows: Sequence[Row]) -> None:
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
+
+
+def write_flip(project: Path, target: str) -> None:
+    """Mark ``target`` passing in the work tree's list, with its log entry (not staged)."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftkit.core import progress
+
+    path = project / "features.json"
+    document = json.loads(path.read_text())
+    next(f for f in document["features"] if f["id"] == target)["passes"] = True
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    log = project / "claude-progress.txt"
+    entry = progress.format_entry("2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip")
+    log.write_text(progress.append(log.read_text(), entry))

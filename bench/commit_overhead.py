@@ -20,7 +20,6 @@ that stages a 1 MB list, whatever its hooks do.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +34,7 @@ from _common import (
     scratch,
     sh,
     side_by_side,
+    write_flip,
 )
 
 NOOP_CONFIG = """default_install_hook_types: [pre-commit, commit-msg]
@@ -72,7 +72,6 @@ def main() -> None:
 def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     args = argparse.Namespace(rounds=rounds, features=n_features)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit.core import progress
 
     home = scratch()
     env = bench_env(home)
@@ -108,19 +107,7 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     target = f"F{args.features // 2:04d}"  # the first feature that does not pass
     claimed = sh(["shiftkit", "claim", target], project, env)
     assert f"claimed {target}" in claimed, claimed
-    path = project / "features.json"
-    document = json.loads(path.read_text())
-    next(f for f in document["features"] if f["id"] == target)["passes"] = True
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    log = project / "claude-progress.txt"
-    log.write_text(
-        progress.append(
-            log.read_text(),
-            progress.format_entry(
-                "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip"
-            ),
-        )
-    )
+    write_flip(project, target)
     sh(["git", "add", "-A"], project, env)
     for name in ("features.json", "claude-progress.txt"):
         (noop_flip / name).write_text((project / name).read_text())

@@ -15,7 +15,6 @@ Bars (issue "Trust"): commit with / without <= 1.15; checkout with / without <= 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import shutil
 import statistics
@@ -25,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh
+from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh, write_flip
 
 BARS = {"commit, notes": 1.15, "commit, flip": 1.15, "checkout": 1.10}
 
@@ -55,7 +54,6 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
 
 def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit.core import progress
     from shiftkit.core.resources import hooks_dir
 
     home = scratch()
@@ -108,19 +106,7 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         sh(["git", "add", "notes.txt"], clone, env)
 
     def stage_flip(clone: Path) -> None:
-        path = clone / "features.json"
-        document = json.loads(path.read_text())
-        next(f for f in document["features"] if f["id"] == target)["passes"] = True
-        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        log = clone / "claude-progress.txt"
-        log.write_text(
-            progress.append(
-                log.read_text(),
-                progress.format_entry(
-                    "2026-11-29 12:00 UTC", target, "passed", "0000000", "bench flip"
-                ),
-            )
-        )
+        write_flip(clone, target)
         sh(["git", "add", "-A"], clone, env)
 
     def undo(clone: Path) -> None:

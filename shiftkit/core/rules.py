@@ -368,15 +368,7 @@ def rule7_status(
 ) -> list[Violation]:
     """`attempts` only grows and `blocked` is only cleared through `shiftkit unblock`."""
     unblocked = {e.feature for e in entries if e.outcome.startswith("unblocked")}
-    if pairs is _UNSET:
-        pairs = aligned_changes(parents, staged)
-    if pairs is None:
-        pairs = [
-            (old, new)
-            for new in staged.features
-            for p in parents
-            if p.features is not None and (old := p.features.get(new.id)) is not None
-        ]
+    pairs = changed_pairs(parents, staged, pairs)
     problems = []
     for old, new in pairs:
         cleared = old.blocked is not None and new.blocked is None
@@ -392,10 +384,11 @@ def rule7_status(
     return _unique(problems)
 
 
-def unblocked_features(
+def changed_pairs(
     parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
-) -> list[str]:
-    """Features whose attempts went down or whose block was cleared: an unblock."""
+) -> Any:
+    """(before, after) of every feature some parent has: the aligned changes when they can
+    be had, else every feature against each parent that has it."""
     if pairs is _UNSET:
         pairs = aligned_changes(parents, staged)
     if pairs is None:
@@ -405,6 +398,14 @@ def unblocked_features(
             for p in parents
             if p.features is not None and (old := p.features.get(new.id)) is not None
         ]
+    return pairs
+
+
+def unblocked_features(
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+) -> list[str]:
+    """Features whose attempts went down or whose block was cleared: an unblock."""
+    pairs = changed_pairs(parents, staged, pairs)
     found = [
         new.id
         for old, new in pairs
