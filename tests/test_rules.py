@@ -267,3 +267,85 @@ def test_rule11_needs_a_good_signature_under_the_signed_policy() -> None:
     assert run("signed", lambda: None).violations == []
     [violation] = run("signed", lambda: "the commit is not signed").violations
     assert violation.rule == rules.Rule.PERSON and "unblock of F002" in violation.message
+
+
+# -- merges and the general comparison (two parents, or features that moved) ------------------
+
+
+def _three() -> features.FeatureList:
+    return features.FeatureList(
+        [
+            features.Feature("F001", "c", "one", ("s",), "true"),
+            features.Feature("F002", "c", "two", ("s",), "true"),
+            features.Feature("F003", "c", "three", ("s",), "true"),
+        ]
+    )
+
+
+def _merge(
+    ours: features.FeatureList,
+    theirs: features.FeatureList,
+    result: features.FeatureList,
+    log: str = "",
+) -> rules.Report:
+    sides = [rules.Side(ours, log, None), rules.Side(theirs, log, None)]
+    return rules.evaluate(
+        sides,
+        rules.Proposed(features.dumps(result), log, None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="Merge branch 'side'",
+        claimed=None,
+        claims_enabled=False,
+    )
+
+
+def test_a_merge_of_a_flip_made_on_a_branch_is_no_new_flip() -> None:
+    base = _three()
+    side = base.replace_feature(base.by_id["F002"]._replace(passes=True))
+    report = _merge(base, side, side)
+    assert report.flips == [] and report.violations == []
+
+
+def test_a_merge_that_flips_in_neither_parent_is_a_flip_and_must_be_logged() -> None:
+    base = _three()
+    merged = base.replace_feature(base.by_id["F003"]._replace(passes=True))
+    report = _merge(base, base, merged)
+    assert report.flips == ["F003"]
+    assert {int(v.rule) for v in report.violations} >= {5}
+
+
+def test_rule2_in_general_refuses_removal_reordering_and_insertion() -> None:
+    base = _three()
+    removed = features.FeatureList(base.features[:2])
+    assert any("removed" in v.message for v in _merge(base, base, removed).violations)
+    reordered = features.FeatureList([base.features[1], base.features[0], base.features[2]])
+    assert any("moved" in v.message for v in _merge(base, base, reordered).violations)
+    inserted = features.FeatureList(
+        [base.features[0], features.Feature("F009", "c", "new", ("s",), "true"), *base.features[1:]]
+    )
+    single = rules.evaluate(
+        [rules.Side(base, "", None)],
+        rules.Proposed(features.dumps(inserted), "", None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="Insert a feature",
+        claims_enabled=False,
+    )
+    assert any("inserted at position 1" in v.message for v in single.violations)
+
+
+def test_rule8_a_merge_keeps_every_parents_entries() -> None:
+    one = _log(("F001", "passed"))
+    two = _log(("F002", "passed"))
+    union = progress.append(one, progress.parse(two).entries[0].text)
+    sides = [rules.Side(None, one, None), rules.Side(None, two, None)]
+    assert rules.rule8_log(sides, rules.Proposed(None, union, None), "log", "archive") == []
+    lost = rules.rule8_log(sides, rules.Proposed(None, one, None), "log", "archive")
+    assert [v.message for v in lost] == ["the merge lost entries of log"]
+
+
+def test_rule8_refuses_a_changed_preamble() -> None:
+    old = _log(*SIX)
+    [violation] = _rule8(old, old.replace("Goal: a demo.", "Goal: another demo."))
+    assert "preamble" in violation.message
