@@ -47,3 +47,21 @@ def test_values_are_read() -> None:
 def test_errors_name_file_and_key(text: str, expected: str) -> None:
     with pytest.raises(BadInput, match=r"^\.shiftkit\.toml: " + expected):
         config.parse(text, ".shiftkit.toml")
+
+
+def test_choices_and_enforcement_changes() -> None:
+    with pytest.raises(BadInput, match=r"'shiftkit\.verify_in' must be 'worktree' or 'checkout'"):
+        config.parse('[shiftkit]\nverify_in = "docker"\n')
+    with pytest.raises(BadInput, match=r"'shiftkit\.people\.policy' must be 'trailer' or 'signed'"):
+        config.parse('[shiftkit.people]\npolicy = "trust-me"\n')
+    old = config.parse_or_default(None)
+    new = config.parse('[shiftkit]\nverify = "true"\n[shiftkit.claims]\nenabled = false\n')
+    assert config.enforcement_changes(old, new) == ["verify", "claims.enabled"]
+    assert config.enforcement_changes(old, config.parse('[shiftkit]\nsmoke = "true"\n')) == []
+    assert config.setting(new, "claims.enabled") is False
+
+
+def test_a_long_or_unprintable_value_is_shown_on_one_short_line() -> None:
+    with pytest.raises(BadInput) as caught:
+        config.parse('[shiftkit]\nmax_attempts = "' + "x\\n" * 50 + '"\n')
+    assert "\n" not in caught.value.message and len(caught.value.message) < 200

@@ -160,3 +160,51 @@ def test_next_is_none_when_all_pass_and_counts() -> None:
 def test_next_free_id() -> None:
     assert features.next_free_id(make(12)) == "F012"
     assert features.next_free_id(features.FeatureList(())) == "F000"
+
+
+# -- incremental validation against a list known to be valid (the hooks' path) -----------------
+
+
+def _valid_list(n: int) -> features.FeatureList:
+    return features.FeatureList(
+        [features.Feature(f"F{i:03d}", "c", f"feature {i}", ("s",), "true") for i in range(n)]
+    )
+
+
+def test_an_item_changed_against_a_trusted_list_is_validated_and_named_by_its_position() -> None:
+    trusted_list = _valid_list(4)
+    trusted_text = features.dumps(trusted_list)
+    trusted = json.loads(trusted_text)
+    broken = json.loads(trusted_text)
+    broken["features"][2]["steps"] = []
+    text = json.dumps(broken, indent=2) + "\n"
+    with pytest.raises(BadInput, match=r"\$\.features\[2\]\.steps"):
+        features.loads(text, "features.json", trusted, trusted_text)
+    flipped = trusted_list.replace_feature(trusted_list.by_id["F001"]._replace(passes=True))
+    assert (
+        features.loads(features.dumps(flipped), "features.json", trusted, trusted_text)
+        .by_id["F001"]
+        .passes
+    )
+    appended = trusted_list.append(features.Feature("F009", "c", "new", ("s",)))
+    parsed = features.loads(json.dumps(json.loads(features.dumps(appended))), "f", trusted, None)
+    assert len(parsed) == 5
+
+
+def test_require_next_free_id_and_the_project_wide_verifier() -> None:
+    listing = _valid_list(3)
+    with pytest.raises(
+        BadInput, match=r"unknown feature id 'F777' \(features.json has F000..F002\)"
+    ):
+        features.require(listing, "F777", "features.json")
+    with pytest.raises(BadInput, match="has no features"):
+        features.require(features.FeatureList([]), "F1", "features.json")
+    assert features.next_free_id(listing) == "F003"
+    assert features.next_free_id(features.FeatureList([])) == "F000"
+    bare = features.Feature("F1", "c", "d", ("s",))
+    assert features.effective_verify(bare, "") is None
+    assert features.effective_verify(bare, "make check") == "make check"
+    assert features.effective_verify(bare._replace(verify="pytest"), "make check") == "pytest"
+    assert features.all_pass_message(listing) == "all 3 features pass — nothing to do"
+    with pytest.raises(KeyError):
+        listing.index_of("F999")
