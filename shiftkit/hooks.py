@@ -97,6 +97,11 @@ def relevant_settings(root: str, staged: Sequence[str]) -> Judging | None:
     """The settings judging this commit when it touches what the rules protect, else None."""
     if not maybe_relevant(head_config_text(root), staged):
         return None
+    return settings_if_watched(root, staged)
+
+
+def settings_if_watched(root: str, staged: Sequence[str]) -> Judging | None:
+    """The judging settings when a file they name (or a settings file) is staged."""
     from shiftkit.edge import gitio, judge
 
     head = gitio.head_oid(root)
@@ -133,7 +138,7 @@ def commit_msg(root: str, message_file: str) -> int:
     verdict = _pre_commit_verdict(root, staged)
     if verdict is not None:  # the pre-commit stage judged exactly this change
         return _conclude_from_record(root, verdict, message_file, raw)
-    settings = relevant_settings(root, list(staged))
+    settings = settings_if_watched(root, list(staged))  # (HEAD's config was read above)
     if settings is None:
         return OK
     return _check(root, settings, staged, message_file=message_file, message=raw)

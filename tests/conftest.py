@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -124,11 +125,19 @@ def snapshot_repository(destination: Path) -> Path:
     return destination
 
 
+@contextlib.contextmanager
+def isolated_environment(home: Path, **extra: str) -> Iterator[None]:
+    """The tests' git environment for fixtures wider than a test, which run before the
+    autouse `git_environment` does."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in {**session_environment(home), **extra}.items():
+            mp.setenv(key, value)
+        yield
+
+
 @pytest.fixture(scope="session")
 def template_repo(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Iterator[Path]:
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in session_environment(isolated_home).items():
-            mp.setenv(key, value)
+    with isolated_environment(isolated_home):
         yield snapshot_repository(tmp_path_factory.mktemp("shiftkit-src"))
 
 

@@ -19,8 +19,8 @@ from conftest import (
     git,
     git_ok,
     implement,
+    isolated_environment,
     ok,
-    session_environment,
     shiftkit,
     use_shims,
     write,
@@ -38,9 +38,7 @@ def tamper_base(
     """F000 passing, F001 with one failed attempt, F002 and F003 open, a few log entries."""
     base = tmp_path_factory.mktemp("tamper") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
-    with pytest.MonkeyPatch.context() as mp:  # (module scope: before the autouse fixture)
-        for key, value in session_environment(isolated_home).items():
-            mp.setenv(key, value)
+    with isolated_environment(isolated_home):
         ok(base, "claim")
         ok(base, "finish", "-m", "the environment builds")
         ok(base, "claim")

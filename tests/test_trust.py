@@ -21,8 +21,8 @@ from conftest import (
     git,
     git_ok,
     implement,
+    isolated_environment,
     ok,
-    session_environment,
     shiftkit,
     use_shims,
     write,
@@ -40,9 +40,7 @@ def trust_base(
     verified by the project-wide verifier (none set)."""
     base = tmp_path_factory.mktemp("trust") / "project"
     shutil.copytree(pristine_calc, base, symlinks=True)
-    with pytest.MonkeyPatch.context() as mp:
-        for key, value in session_environment(isolated_home).items():
-            mp.setenv(key, value)
+    with isolated_environment(isolated_home):
         ok(base, "claim", "F000")
         ok(base, "finish", "-m", "the environment builds")
         ok(base, "add", "--description", "uses the project-wide verifier", "--step", "s")
