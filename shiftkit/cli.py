@@ -272,7 +272,7 @@ def claims_cmd(as_json: bool) -> int:
 
     held = claims.list_claims(project.find().root)
     rows = [
-        {"id": c.feature, **c.record, "stale": claims.staleness(c.record)} for c in held.values()
+        {"id": c.feature, **c.as_json(), "stale": claims.staleness(c.record)} for c in held.values()
     ]
     if as_json:
         _emit_json(rows)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from shiftkit.core import messages
     from shiftkit.core import rules as rules_mod
+    from shiftkit.core.claim import LocalClaim
     from shiftkit.core.config import Config
     from shiftkit.edge.judge import Judging
 
@@ -155,7 +156,7 @@ def _change_key(root: str, git_dir: Any, staged: dict[str, tuple[str, str]]) -> 
         head.decode().strip() if code == 0 else None,
         sorted([name, *blobs] for name, blobs in staged.items()),
         gitio.merge_parents(git_dir),
-        [held["feature"], held.get("oid")] if held else None,
+        [held.feature, held.oid] if held else None,
     ]
 
 
@@ -221,7 +222,7 @@ def _check(
     # the reference-transaction hook must judge those commits itself.
     approve = settings.parent.people.policy != "signed"
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
-    claim_oid = held.get("oid") if held and report.flips == [held["feature"]] else None
+    claim_oid = held.oid if held and report.flips == [held.feature] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
         if blocking:
@@ -298,7 +299,7 @@ def _evaluate(
     git_dir: Any,
     common: Any,
     merging: list[str],
-    held: dict[str, Any] | None,
+    held: LocalClaim | None,
     message: str | None,
 ) -> tuple[rules_mod.Report, str | None]:
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
@@ -330,7 +331,7 @@ def _evaluate(
         rules_to_check=rules.ALL,
         names=judge.names(cfg),
         message=message,
-        claimed=held["feature"] if held else None,
+        claimed=held.feature if held else None,
         claims_enabled=cfg.claims.enabled,
         claim_problem=claim_problem,
         verification=evidence.verification,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shiftkit.core import features, progress, rules
+from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, snapshot, state, verify
 from shiftkit.edge.atomic import atomic_write
@@ -38,7 +39,7 @@ from shiftkit.edge.project import read_features
 Say = Callable[[str], None]
 
 
-def require_claim(ctx: Context, action: str) -> dict[str, Any]:
+def require_claim(ctx: Context, action: str) -> LocalClaim:
     record = state.local_claim(ctx.git_dir)
     if record is None:
         raise Refused(
@@ -87,7 +88,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     held = state.local_claim(ctx.git_dir)
     if held is not None:
         raise Refused(
-            f"this worktree already holds a claim on {held['feature']} (one feature at a "
+            f"this worktree already holds a claim on {held.feature} (one feature at a "
             f"time): finish it, revert it, or `shiftkit release` it first"
         )
     if gitio.branch(ctx.root) is None:
@@ -134,25 +135,22 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     existing = taken.get(chosen.id)
     note = ""
     if existing is not None:
-        if existing.record.get("worktree") == str(ctx.root) and not steal:
+        if existing.record is not None and existing.record.worktree == str(ctx.root) and not steal:
             # Our own claim whose local record was lost (a crash between the two writes).
             record, oid = existing.record, existing.oid
         elif not steal:
             raise claims.ClaimHeld(existing)
         else:
             oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
-            note = (
-                f"claim taken over (--steal) from session {existing.record.get('session')} "
-                f"in {existing.record.get('worktree')}, taken {existing.record.get('taken')}"
-            )
+            note = f"claim taken over (--steal) from {_holder(existing)}"
     elif ctx.config.claims.enabled:
         oid = claims.acquire(ctx.root, record)
     else:
         oid = ""
-    state.save_local_claim(ctx.git_dir, {**record, "oid": oid})
+    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
     if note:
         _add_note(ctx, note)
-    say(f"claimed {chosen.id}: {chosen.description} (base {short(record['base'])})")
+    say(f"claimed {chosen.id}: {chosen.description} (base {short(record.base)})")
     return 0
 
 
@@ -171,14 +169,14 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
 
 def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     own = state.local_claim(ctx.git_dir)
-    if feature_id is None or (own is not None and own["feature"] == feature_id):
+    if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
-        if own.get("oid"):
-            claims.release_ref(ctx.root, own["feature"], own["oid"])
+        if own.oid:
+            claims.release_ref(ctx.root, own.feature, own.oid)
         state.drop_local_claim(ctx.git_dir)
         _clear_note(ctx)
-        say(f"released {own['feature']} (no attempt counted)")
+        say(f"released {own.feature} (no attempt counted)")
         return 0
     held = claims.list_claims(ctx.root).get(feature_id)
     if held is None:
@@ -187,8 +185,12 @@ def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
         raise claims.ClaimHeld(held)
     if not claims.release_ref(ctx.root, feature_id, held.oid):
         raise Refused(f"the claim on {feature_id} changed while releasing it; look again")
-    say(f"released {feature_id}, which was held by session {held.record.get('session')}")
+    say(f"released {feature_id}, which was held by {_holder(held)}")
     return 0
+
+
+def _holder(held: claims.Claim) -> str:
+    return held.record.holder() if held.record else f"nobody (a broken claim: {held.broken})"
 
 
 # -- notes ---------------------------------------------------------------------------------
@@ -211,7 +213,7 @@ def note(ctx: Context, text: str, say: Say) -> int:
     if not text.strip():
         raise BadInput("the note is empty; say what you learned or what to watch out for")
     _add_note(ctx, text)
-    say(f"noted for the {record['feature']} log entry")
+    say(f"noted for the {record.feature} log entry")
     return 0
 
 
@@ -275,7 +277,7 @@ def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool
 def verify_cmd(ctx: Context, feature_id: str | None, say: Say) -> int:
     feature_list = read_features(ctx.project)
     if feature_id is None:
-        feature_id = require_claim(ctx, "verify")["feature"]
+        feature_id = require_claim(ctx, "verify").feature
     feature = features.require(feature_list, feature_id, ctx.config.features)
     passed, _ = verify_work(ctx, feature, say)
     return 0 if passed else 1
@@ -284,13 +286,13 @@ def verify_cmd(ctx: Context, feature_id: str | None, say: Say) -> int:
 # -- finish --------------------------------------------------------------------------------
 
 
-def _already_committed(ctx: Context, record: dict[str, Any]) -> bool:
-    return bool(record.get("oid")) and record["oid"] in head_trailer(ctx, "Shiftkit-Claim")
+def _already_committed(ctx: Context, held: LocalClaim) -> bool:
+    return bool(held.oid) and held.oid in head_trailer(ctx, "Shiftkit-Claim")
 
 
-def _close_claim(ctx: Context, record: dict[str, Any]) -> None:
-    if record.get("oid"):
-        claims.release_ref(ctx.root, record["feature"], record["oid"])
+def _close_claim(ctx: Context, held: LocalClaim) -> None:
+    if held.oid:
+        claims.release_ref(ctx.root, held.feature, held.oid)
     state.drop_local_claim(ctx.git_dir)
     _clear_note(ctx)
     try:
@@ -325,7 +327,7 @@ def _entry_body(ctx: Context, first: str, extra: str | None) -> str:
 
 def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     record = require_claim(ctx, "finish")
-    feature_id, base = record["feature"], record["base"]
+    feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
         _close_claim(ctx, record)
         say(f"{feature_id} was already committed at HEAD; claim released")
@@ -359,7 +361,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     )
     message = (
         f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
-        f"Shiftkit-Claim: {record.get('oid') or '-'}\n"
+        f"Shiftkit-Claim: {record.oid or '-'}\n"
     )
     _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
     originals = _bookkeeping_texts(ctx)
@@ -395,7 +397,7 @@ def _passes_at_head(ctx: Context, feature_id: str) -> bool:
     return committed is not None and committed.passes
 
 
-def _require_current_claim(ctx: Context, record: dict[str, Any]) -> None:
+def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
     if not ctx.config.claims.enabled:
         return
     problem = claims.current_problem(ctx.root, record)
@@ -494,7 +496,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     record = require_claim(ctx, "revert")
     if not reason.strip():
         raise BadInput("--reason is empty; say why the attempt failed")
-    feature_id, base = record["feature"], record["base"]
+    feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
         _close_claim(ctx, record)
         say(f"the revert of {feature_id} was already recorded at HEAD; claim released")
@@ -540,7 +542,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     write_features(ctx, updated)
     write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))
     subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
-    message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.get('oid') or '-'}\n"
+    message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.oid or '-'}\n"
     new_head = commit_bookkeeping(ctx, message)
     if signature is not None and not repeated:
         history[feature_id] = [*seen, signature]
@@ -687,7 +689,7 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     except json.JSONDecodeError:
         payload = {}
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
-    feature_id = record["feature"]
+    feature_id = record.feature
     if active:
         _add_note(
             ctx,

@@ -247,11 +247,11 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
         "decisions": _decisions(ctx, 2 if brief else 4),
         "claim": (
             {
-                "feature": own["feature"],
-                "base": short(own.get("base")),
-                "taken": own.get("taken"),
-                "detail": _feature_full(feature_list.by_id[own["feature"]], cfg.verify)
-                if own["feature"] in feature_list.by_id
+                "feature": own.feature,
+                "base": short(own.base),
+                "taken": own.record.taken,
+                "detail": _feature_full(feature_list.by_id[own.feature], cfg.verify)
+                if own.feature in feature_list.by_id
                 else None,
             }
             if own
@@ -272,7 +272,7 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
         "claims": [
             {
                 "id": c.feature,
-                "session": c.record.get("session"),
+                "session": c.record.session if c.record else "(broken claim)",
                 "stale": claims.staleness(c.record),
             }
             for c in list(taken.values())[: (3 if brief else 5)]

@@ -33,7 +33,7 @@ def status_data(feature_list: features.FeatureList, claims: Mapping[str, Claim])
             for f in feature_list.features
             if f.blocked is not None and not f.passes
         ],
-        "claimed_features": [{"id": claim.feature, **claim.record} for claim in claims.values()],
+        "claimed_features": [{"id": c.feature, **c.as_json()} for c in claims.values()],
     }
 
 

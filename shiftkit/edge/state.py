@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shiftkit.core.claim import LocalClaim, parse_local
 from shiftkit.edge.atomic import atomic_write
 
 TYPE_CHECKING = False
@@ -55,17 +56,12 @@ def local_claim_path(git_dir: Path) -> Path:
     return worktree_state(git_dir) / LOCAL_CLAIM
 
 
-def local_claim(git_dir: Path) -> dict[str, Any] | None:
-    record = read_json(local_claim_path(git_dir))
-    if not isinstance(record, dict):
-        return None
-    # A record of the wrong shape (hand-edited, or from another version) is no claim.
-    shaped = all(isinstance(record.get(key), str) for key in ("feature", "base"))
-    return record if shaped and isinstance(record.get("oid", ""), str) else None
+def local_claim(git_dir: Path) -> LocalClaim | None:
+    return parse_local(read_json(local_claim_path(git_dir)))
 
 
-def save_local_claim(git_dir: Path, record: dict[str, Any]) -> None:
-    write_json(local_claim_path(git_dir), record)
+def save_local_claim(git_dir: Path, held: LocalClaim) -> None:
+    write_json(local_claim_path(git_dir), held.as_json())
 
 
 def drop_local_claim(git_dir: Path) -> None:
