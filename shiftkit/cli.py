@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,10 @@ from shiftkit.commands import views
 from shiftkit.core import features
 from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
 from shiftkit.edge import project
+
+if TYPE_CHECKING:
+    from shiftkit.edge.claims import Claim
+    from shiftkit.edge.context import Context
 
 
 def _emit_json(value: Any) -> None:
@@ -28,7 +32,7 @@ def _stdin_text() -> str:
     return sys.stdin.buffer.read().decode("utf-8", "replace")
 
 
-def _claims(proj: project.Project) -> dict[str, Any]:
+def _claims(proj: project.Project) -> dict[str, Claim]:
     from shiftkit.edge import claims
 
     return claims.list_claims(proj.root)
@@ -223,7 +227,7 @@ def import_(source: Path, output: Path | None) -> int:
     return OK
 
 
-def _context() -> Any:
+def _context() -> Context:
     from shiftkit.edge.context import open_context
 
     return open_context()

@@ -14,10 +14,11 @@ from shiftkit.core.errors import OK, REFUSED, BadInput
 
 TYPE_CHECKING = False  # typing itself is not imported on the hot path
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
     from typing import Any
 
-    from shiftkit.core import messages
+    from shiftkit.core import features, messages
     from shiftkit.core import rules as rules_mod
     from shiftkit.core.claim import LocalClaim
     from shiftkit.core.config import Config
@@ -145,7 +146,7 @@ def commit_msg(root: str, message_file: str) -> int:
     return _check(root, settings, staged, message_file=message_file, message=raw)
 
 
-def _change_key(root: str, git_dir: Any, staged: dict[str, tuple[str, str]]) -> list[Any]:
+def _change_key(root: str, git_dir: Path, staged: dict[str, tuple[str, str]]) -> list[object]:
     """What makes a staged change the same change: HEAD, every staged path and blob, a merge's
     other parents, and this worktree's claim — not the settings, which HEAD fixes."""
     from shiftkit.edge import gitio, state
@@ -255,7 +256,7 @@ def _check(
 
 
 def _conclude(
-    top: Any,
+    top: Path,
     kept: Sequence[messages.Violation],
     overridden: Sequence[messages.Violation],
     reason: str | None,
@@ -277,7 +278,7 @@ def _conclude(
     return OK
 
 
-def _record_approval(top: Any, message_file: str, staged_tree: str | None) -> None:
+def _record_approval(top: Path, message_file: str, staged_tree: str | None) -> None:
     """The change this commit makes passed every rule: say so for the reference-transaction
     hook, keyed by parents, tree and final message (local evidence, like the verify cache)."""
     from shiftkit.core import subjects
@@ -294,10 +295,10 @@ def _record_approval(top: Any, message_file: str, staged_tree: str | None) -> No
 
 
 def _evaluate(
-    top: Any,
+    top: Path,
     settings: Judging,
-    git_dir: Any,
-    common: Any,
+    git_dir: Path,
+    common: Path,
     merging: list[str],
     held: LocalClaim | None,
     message: str | None,
@@ -349,16 +350,18 @@ class StagedEvidence:
     """Rule 4's evidence for the staged tree: the cache, or the verifier run now — on the
     work tree only when it is exactly the staged tree, else in a temporary checkout."""
 
-    def __init__(self, top: Any, common: Any, cfg: Config, staged_tree: Any) -> None:
+    def __init__(
+        self, top: Path, common: Path, cfg: Config, staged_tree: Callable[[], str]
+    ) -> None:
         self.top, self.common, self.cfg, self.staged_tree = top, common, cfg, staged_tree
         self.verified: str | None = None
 
-    def verification(self, feature: Any) -> str | None:
+    def verification(self, feature: features.Feature | None) -> str | None:
         from shiftkit.core import features
         from shiftkit.edge import verify
 
         command = features.effective_verify(feature, self.cfg.verify) if feature else None
-        if command is None:
+        if feature is None or command is None:
             return "it has no verify command (and no project-wide 'verify' is set)"
         key = verify.cache_command(command, self.cfg.verify_in)
         tree = self.staged_tree()
@@ -387,7 +390,7 @@ class StagedEvidence:
         return None
 
 
-def _work_tree_differs(top: Any) -> str | None:
+def _work_tree_differs(top: Path) -> str | None:
     """Why the work tree is not exactly the staged tree, so a verifier run there would not
     judge what is committed (or None)."""
     from shiftkit.edge import verify
@@ -410,7 +413,7 @@ def _work_tree_differs(top: Any) -> str | None:
 
 
 def _add_trailers(
-    top: Any,
+    top: Path,
     message_file: str,
     message: str,
     feature_id: str,

@@ -4,6 +4,7 @@ skipped."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +48,14 @@ def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
     )
 
 
-def audit(ctx: Context, since: str | None, reverify: bool, say: Any) -> list[Finding]:
+def audit(
+    ctx: Context, since: str | None, reverify: bool, say: Callable[[str], None]
+) -> list[Finding]:
     return audit_commits(ctx, commits_in(ctx.root, since), reverify, say)
 
 
 def audit_commits(
-    ctx: Context, selected: list[commits.Commit], reverify: bool, say: Any
+    ctx: Context, selected: list[commits.Commit], reverify: bool, say: Callable[[str], None]
 ) -> list[Finding]:
     findings = []
     for commit in selected:

@@ -6,7 +6,8 @@ Each returns a list of violations, empty when the change is acceptable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import enum
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from shiftkit.core.messages import OVERRIDABLE as OVERRIDABLE
@@ -20,7 +21,16 @@ from shiftkit.core.messages import rule5_message as rule5_message
 from shiftkit.core.messages import trailers as trailers
 
 if TYPE_CHECKING:
-    from shiftkit.core import features
+    from typing import TypeAlias
+
+    from shiftkit.core import features, progress
+
+    # (before, after) of each feature a change touched
+    Pairs: TypeAlias = list[tuple[features.Feature, features.Feature]]
+    # None when the feature's verifier passed on exactly the judged tree, else why not
+    Verification: TypeAlias = Callable[[features.Feature | None], str | None]
+    # None when the commit's signature is good, else why not
+    Signature: TypeAlias = Callable[[], str | None]
 
 
 def check_list(
@@ -98,11 +108,17 @@ class Judge(NamedTuple):
 NO_CHANGE = Judge()  # a change that touches no setting, under the default policy
 
 
-_UNSET: Any = object()
+class _Unset(enum.Enum):
+    """No pairs given: the rule computes them."""
+
+    UNSET = 0
+
+
+_UNSET = _Unset.UNSET
 
 
 def flipped(
-    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Pairs | _Unset | None = _UNSET
 ) -> list[str]:
     """Features that existed, and pass now but in none of the parents (a merge is not a new
     flip). A feature new in this commit is no flip: rule 2 refuses it if it passes."""
@@ -143,7 +159,7 @@ def aligned_changes(
 
 
 def rule2_definitions(
-    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Pairs | _Unset | None = _UNSET
 ) -> list[Violation]:
     """Committed features stay, in order, with identical definitions; new ones are appended,
     never already passing."""
@@ -285,7 +301,7 @@ def rule4_definition_unchanged(
 
 
 def rule4_verified(
-    flips: Sequence[str], parents: Sequence[Side], verification: Any
+    flips: Sequence[str], parents: Sequence[Side], verification: Verification
 ) -> list[Violation]:
     """``verification(feature)`` returns None when the feature's verifier passed on exactly
     this tree, or why not. The verifier is the parent's definition, never the commit's."""
@@ -304,7 +320,7 @@ def rule4_verified(
     return problems
 
 
-def new_entries(parents: Sequence[Side], log_text: str | None) -> list[Any]:
+def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.Entry]:
     from shiftkit.core import progress
 
     if log_text is None:
@@ -318,7 +334,9 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[Any]:
     return [e for e in progress.parse(log_text).entries if e.key not in seen]
 
 
-def rule5_log(flips: Sequence[str], entries: Sequence[Any], log_name: str) -> list[Violation]:
+def rule5_log(
+    flips: Sequence[str], entries: Sequence[progress.Entry], log_name: str
+) -> list[Violation]:
     named = {e.feature for e in entries}
     return [
         Violation(
@@ -363,8 +381,8 @@ def rule6_claimed(
 def rule7_status(
     parents: Sequence[Side],
     staged: features.FeatureList,
-    entries: Sequence[Any],
-    pairs: Any = _UNSET,
+    entries: Sequence[progress.Entry],
+    pairs: Pairs | _Unset | None = _UNSET,
 ) -> list[Violation]:
     """`attempts` only grows and `blocked` is only cleared through `shiftkit unblock`."""
     unblocked = {e.feature for e in entries if e.outcome.startswith("unblocked")}
@@ -385,8 +403,8 @@ def rule7_status(
 
 
 def changed_pairs(
-    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
-) -> Any:
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Pairs | _Unset | None = _UNSET
+) -> Pairs:
     """(before, after) of every feature some parent has: the aligned changes when they can
     be had, else every feature against each parent that has it."""
     if pairs is _UNSET:
@@ -402,7 +420,7 @@ def changed_pairs(
 
 
 def unblocked_features(
-    parents: Sequence[Side], staged: features.FeatureList, pairs: Any = _UNSET
+    parents: Sequence[Side], staged: features.FeatureList, pairs: Pairs | _Unset | None = _UNSET
 ) -> list[str]:
     """Features whose attempts went down or whose block was cleared: an unblock."""
     pairs = changed_pairs(parents, staged, pairs)
@@ -465,7 +483,9 @@ def person_actions(
     return actions
 
 
-def rule11_person(judge: Judge, actions: Sequence[str], signature: Any) -> list[Violation]:
+def rule11_person(
+    judge: Judge, actions: Sequence[str], signature: Signature | None
+) -> list[Violation]:
     """Under the "signed" policy, person actions need a good signature by a key the parent
     allows. ``signature()`` returns None when good, else why not; ``signature`` None means
     the commit object does not exist yet (the commit hooks): the reference-transaction hook
@@ -538,10 +558,10 @@ def rule8_log(
 
 
 def _is_prune(
-    old: Any,
-    new: Any,
-    old_archive: Sequence[Any],
-    new_archive: Sequence[Any],
+    old: progress.Log,
+    new: progress.Log,
+    old_archive: Sequence[progress.Entry],
+    new_archive: Sequence[progress.Entry],
     kept_ids: frozenset[str],
 ) -> bool:
     old_keys = [e.key for e in old.entries]
@@ -576,12 +596,12 @@ def evaluate(
     claimed: str | None = None,
     claims_enabled: bool = True,
     claim_problem: str | None = None,
-    verification: Any = None,
+    verification: Verification | None = None,
     trusted: Mapping[str, Any] | None = None,
     trusted_text: str | None = None,
     known_valid: bool = False,
     judge: Judge = NO_CHANGE,
-    signature: Any = None,
+    signature: Signature | None = None,
     config_name: str = ".shiftkit.toml",
 ) -> Report:
     """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive);
