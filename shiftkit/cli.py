@@ -38,6 +38,12 @@ def _claims(proj: project.Project) -> dict[str, Claim]:
     return claims.list_claims(proj.root)
 
 
+def _repair_first(proj: project.Project) -> list[str]:
+    from shiftkit.edge import gitio, state
+
+    return state.demoted(gitio.git_dirs(proj.root)[0])
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="shiftkit")
 def cli() -> None:
@@ -107,7 +113,7 @@ def status(as_json: bool) -> int:
     """Counts, a progress bar, and the blocked and claimed features."""
     proj = project.find()
     feature_list = project.read_features(proj)
-    data = views.status_data(feature_list, _claims(proj))
+    data = views.status_data(feature_list, _claims(proj), _repair_first(proj))
     if as_json:
         _emit_json(data)
     else:
@@ -122,7 +128,8 @@ def next_(as_json: bool) -> int:
     proj = project.find()
     feature_list = project.read_features(proj)
     claimed = _claims(proj)
-    chosen = features.next_feature(feature_list, claimed)
+    options = features.candidates(feature_list, claimed, _repair_first(proj))
+    chosen = options[0] if options else None
     all_pass = bool(feature_list.features) and all(f.passes for f in feature_list.features)
     if as_json:
         _emit_json(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from shiftkit.core import features, progress, rules
-from shiftkit.core.claim import LocalClaim
+from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, snapshot, state, verify
 from shiftkit.edge.atomic import atomic_write
@@ -106,52 +106,80 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
-    taken = claims.list_claims(ctx.root)
     if feature_id is None:
-        repair = [
-            i
-            for i in startup.repair_first(ctx)
-            if (f := feature_list.get(i)) is not None and features.is_open(f) and i not in taken
-        ]
-        chosen = (
-            feature_list.by_id[repair[0]] if repair else features.next_feature(feature_list, taken)
-        )
-        if chosen is None:
+        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say)
+        if record is None:
+            return 0
+        note = ""
+    else:
+        chosen = features.require(feature_list, feature_id, ctx.config.features)
+        _check_claimable(feature_list, chosen)
+        record, oid, note = _claim_named(ctx, chosen, steal)
+    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
+    if note:
+        _add_note(ctx, note)
+    feature = feature_list.by_id[record.feature]
+    say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
+    return 0
+
+
+# A claim without an id that loses a race moves on to the next eligible feature; each lost
+# race means another session took one, so the bound only guards against a livelock.
+CLAIM_TRIES = 16
+
+
+def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
+    base = gitio.head_oid(ctx.root)
+    assert base is not None
+    return claims.new_record(
+        feature_id, ctx.root, gitio.branch(ctx.root), base, ctx.config.claims.ttl_hours
+    )
+
+
+def _claim_next(
+    ctx: Context, feature_list: features.FeatureList, repair: list[str], say: Say
+) -> tuple[ClaimRecord | None, str]:
+    """Claim the first feature `next` names; on a lost race, the next one."""
+    for _ in range(CLAIM_TRIES):
+        taken = claims.list_claims(ctx.root)
+        options = features.candidates(feature_list, taken, repair)
+        if not options:
             if feature_list.features and all(f.passes for f in feature_list.features):
                 say(features.all_pass_message(feature_list))
-                return 0
+                return None, ""
             raise Refused(
                 "no feature can be claimed: every open feature is blocked, claimed "
                 "or waiting on a dependency (`shiftkit status`)"
             )
-    else:
-        chosen = features.require(feature_list, feature_id, ctx.config.features)
-        _check_claimable(feature_list, chosen)
-    base = gitio.head_oid(ctx.root)
-    assert base is not None
-    record = claims.new_record(
-        chosen.id, ctx.root, gitio.branch(ctx.root), base, ctx.config.claims.ttl_hours
+        record = _new_record(ctx, options[0].id)
+        if not ctx.config.claims.enabled:
+            return record, ""
+        try:
+            return record, claims.acquire(ctx.root, record)
+        except claims.ClaimHeld:
+            continue  # another session took it between our look and our claim
+    raise Refused(
+        f"lost the race for a feature {CLAIM_TRIES} times in a row; try again "
+        f"(`shiftkit claims` shows who holds what)"
     )
-    existing = taken.get(chosen.id)
-    note = ""
+
+
+def _claim_named(
+    ctx: Context, chosen: features.Feature, steal: bool
+) -> tuple[ClaimRecord, str, str]:
+    record = _new_record(ctx, chosen.id)
+    existing = claims.list_claims(ctx.root).get(chosen.id)
     if existing is not None:
         if existing.record is not None and existing.record.worktree == str(ctx.root) and not steal:
             # Our own claim whose local record was lost (a crash between the two writes).
-            record, oid = existing.record, existing.oid
-        elif not steal:
+            return existing.record, existing.oid, ""
+        if not steal:
             raise claims.ClaimHeld(existing)
-        else:
-            oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
-            note = f"claim taken over (--steal) from {_holder(existing)}"
-    elif ctx.config.claims.enabled:
-        oid = claims.acquire(ctx.root, record)
-    else:
-        oid = ""
-    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
-    if note:
-        _add_note(ctx, note)
-    say(f"claimed {chosen.id}: {chosen.description} (base {short(record.base)})")
-    return 0
+        oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
+        return record, oid, f"claim taken over (--steal) from {_holder(existing)}"
+    if ctx.config.claims.enabled:
+        return record, claims.acquire(ctx.root, record), ""
+    return record, "", ""
 
 
 def _check_claimable(feature_list: features.FeatureList, feature: features.Feature) -> None:

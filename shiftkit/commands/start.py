@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from shiftkit.core import features, progress
@@ -27,7 +28,6 @@ from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
 BRIEF_LIMIT = 8000
-CHECK_RECORD = "start-check.json"
 
 
 def _clip(text: str, limit: int) -> str:
@@ -38,8 +38,8 @@ def _clip(text: str, limit: int) -> str:
 # -- checks --------------------------------------------------------------------------------
 
 
-def _record_path(ctx: Context) -> Any:
-    return state.worktree_state(ctx.git_dir) / CHECK_RECORD
+def _record_path(ctx: Context) -> Path:
+    return state.start_check_path(ctx.git_dir)
 
 
 def has_green_check(ctx: Context) -> bool:
@@ -53,8 +53,7 @@ def has_green_check(ctx: Context) -> bool:
 
 def repair_first(ctx: Context) -> list[str]:
     """Features the last start check demoted: the next session repairs them first."""
-    record = state.read_json(_record_path(ctx))
-    return list(record.get("demoted", [])) if isinstance(record, dict) else []
+    return state.demoted(ctx.git_dir)
 
 
 def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
@@ -208,18 +207,8 @@ def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str
     own = state.local_claim(ctx.git_dir)
     upcoming: list[features.Feature] = []
     repair = [i for i in repair_first(ctx) if (f := feature_list.get(i)) and features.is_open(f)]
-    if own is None:
-        upcoming = [feature_list.by_id[i] for i in repair if i not in taken]
-        chosen = features.next_feature(feature_list, set(taken) | set(repair))
-        remaining = [
-            f
-            for f in feature_list.features
-            if features.is_open(f) and f.id not in taken and f not in upcoming
-        ]
-        if chosen is not None:
-            upcoming.append(chosen)
-        upcoming += [f for f in remaining if f is not chosen][: (3 if brief else 5)]
-        upcoming = upcoming[: (4 if brief else 6)]
+    if own is None:  # the head of the one list `next` and `claim` read
+        upcoming = features.candidates(feature_list, taken, repair)[: (4 if brief else 6)]
     blocked = [f for f in feature_list.features if f.blocked is not None and not f.passes]
     toplevel = ctx.root
     common = gitio.common_dir(ctx.root)

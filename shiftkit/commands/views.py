@@ -17,9 +17,12 @@ def progress_bar(passing: int, total: int) -> str:
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {passing}/{total} passing ({percent}%)"
 
 
-def status_data(feature_list: features.FeatureList, claims: Mapping[str, Claim]) -> dict[str, Any]:
+def status_data(
+    feature_list: features.FeatureList, claims: Mapping[str, Claim], repair: list[str]
+) -> dict[str, Any]:
     c = features.counts(feature_list, claims)
-    upcoming = features.next_feature(feature_list, claims)
+    options = features.candidates(feature_list, claims, repair)
+    upcoming = options[0] if options else None
     return {
         "total": c.total,
         "passing": c.passing,

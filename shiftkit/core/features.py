@@ -423,6 +423,29 @@ def next_feature(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Feat
     return None
 
 
+def candidates(
+    feature_list: FeatureList, claimed: Iterable[str] = (), repair: Iterable[str] = ()
+) -> list[Feature]:
+    """Every feature a session may take now, best first: the ones the last start check
+    demoted (repair first), then the protocol's order. `next`, `claim` without an id and
+    `start` all read the head of this one list."""
+    taken = set(claimed)
+    first = [
+        f
+        for i in dict.fromkeys(repair)
+        if (f := feature_list.get(i)) is not None and is_open(f) and f.id not in taken
+    ]
+    rest = [
+        f
+        for f in feature_list.features
+        if is_open(f)
+        and f.id not in taken
+        and f not in first
+        and all(_passes(feature_list, dep) for dep in f.depends_on)
+    ]
+    return first + rest
+
+
 def _passes(feature_list: FeatureList, feature_id: str) -> bool:
     feature = feature_list.get(feature_id)
     return feature is not None and feature.passes

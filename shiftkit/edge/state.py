@@ -47,6 +47,22 @@ def write_json(path: Path, value: Any) -> None:
     atomic_write(path, json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
+# -- what the last start check in this worktree found ---------------------------------------
+
+START_CHECK = "start-check.json"
+
+
+def start_check_path(git_dir: Path) -> Path:
+    return worktree_state(git_dir) / START_CHECK
+
+
+def demoted(git_dir: Path) -> list[str]:
+    """Features the last start check demoted: the next session repairs them first."""
+    record = read_json(start_check_path(git_dir))
+    found = record.get("demoted", []) if isinstance(record, dict) else []
+    return [i for i in found if isinstance(i, str)] if isinstance(found, list) else []
+
+
 # -- this worktree's open claim (WIP = 1 is counted per worktree) ----------------------------
 
 LOCAL_CLAIM = "claim.json"
