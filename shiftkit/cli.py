@@ -260,9 +260,9 @@ def start(brief: bool, as_json: bool, no_check: bool) -> int:
 @click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
 def claim(feature_id: str | None, steal: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time."""
-    from shiftkit.commands import shift
+    from shiftkit.commands import claims
 
-    return shift.claim(_context(), feature_id, steal, _say)
+    return claims.claim(_context(), feature_id, steal, _say)
 
 
 @cli.command()
@@ -270,30 +270,38 @@ def claim(feature_id: str | None, steal: bool) -> int:
 @click.option("--steal", is_flag=True, help="Release a claim held by another session.")
 def release(feature_id: str | None, steal: bool) -> int:
     """Give a claim back without counting an attempt."""
-    from shiftkit.commands import shift
+    from shiftkit.commands import claims
 
-    return shift.release(_context(), feature_id, steal, _say)
+    return claims.release(_context(), feature_id, steal, _say)
+
+
+@cli.command()
+def sync() -> int:
+    """Fetch and merge the remote's branch, push, and release the claims whose finishing
+    commits are now on the remote ([shiftkit.claims] remote)."""
+    from shiftkit.commands import claims
+
+    return claims.sync(_context(), _say)
 
 
 @cli.command("claims")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def claims_cmd(as_json: bool) -> int:
-    """Every claim in this repository, with the ones that look abandoned marked."""
-    from shiftkit.edge import claims
+    """Every claim (this repository's and the remote's), with the ones that look abandoned
+    marked."""
+    from shiftkit.commands import claims
 
-    held = claims.list_claims(project.find().root)
-    rows = [
-        {"id": c.feature, **c.as_json(), "stale": claims.staleness(c.record)} for c in held.values()
-    ]
+    rows = claims.listing(_context())
     if as_json:
         _emit_json(rows)
     elif not rows:
         click.echo("no claims")
     for row in rows if not as_json else []:
         stale = f"  STALE? {row['stale']}" if row["stale"] else ""
+        where = f" [{row['where']}]" if row["where"] != "here" else ""
         click.echo(
-            f"{row['id']}  session {row.get('session')} in {row.get('worktree')} "
-            f"since {row.get('taken')}{stale}"
+            f"{row['id']}  session {row.get('session', '?')} in {row.get('worktree', '?')} "
+            f"since {row.get('taken', '?')}{where}{stale}"
         )
     return OK
 

@@ -183,7 +183,8 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     tips = []
     for line in stdin.decode("utf-8", "surrogateescape").splitlines():
         parts = line.split()
-        if len(parts) == 4 and parts[1].strip("0"):
+        # Only branches carry work; claim refs and tags are not audited.
+        if len(parts) == 4 and parts[1].strip("0") and parts[2].startswith("refs/heads/"):
             tips.append(parts[1])
             if parts[3].strip("0") and _exists(ctx.root, parts[3]):
                 tips.append(f"^{parts[3]}")

@@ -91,3 +91,106 @@ def test_idless_claims_at_once_take_different_features(scaffold: Path, tmp_path:
         held = json.loads((git_dir / "shiftkit" / "claim.json").read_text())["feature"]
         assert f"claimed {held}:" in output
     assert shiftkit(scaffold, "claim").returncode == 0  # the fifth is still there for a fifth
+
+
+# -- claims across machines: nothing shared but a bare remote ---------------------------------
+
+
+def _machines(scaffold: Path, tmp_path: Path, names: tuple[str, ...]) -> tuple[Path, list[Path]]:
+    for i in range(3):
+        ok(scaffold, "add", "--description", f"part {i}", "--step", "s", "--verify", "true")
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
+    assert 'remote = "origin"' in config.read_text()
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "Add three features and share claims through origin")
+    bare = tmp_path / "remote.git"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
+    machines = []
+    for name in names:
+        machine = tmp_path / name
+        git_ok(tmp_path, "clone", "-q", str(bare), str(machine))
+        ok(machine, "install-hooks", "--force")
+        machines.append(machine)
+    return bare, machines
+
+
+def _server_claims(bare: Path) -> dict[str, str]:
+    listing = git_ok(
+        bare, "for-each-ref", "--format=%(refname:lstrip=3) %(objectname)", "refs/shiftkit/claims/"
+    )
+    return dict(line.split() for line in listing.splitlines())
+
+
+def _work(machine: Path, name: str) -> None:
+    (machine / f"{name}.txt").write_text(f"{name}\n")
+
+
+def test_claims_across_machines_through_the_remote(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    env_one = {"SHIFTKIT_SESSION": "session-one"}
+    assert "claimed F001" in shiftkit(one, "claim", "F001", env=env_one).stdout
+    assert set(_server_claims(bare)) == {"F001"}
+    lost = shiftkit(two, "claim", "F001")
+    assert lost.returncode == 3, lost.output
+    assert "session-one" in lost.stderr  # the holder, read from the remote's claim object
+    assert "claimed F000" in ok(two, "claim")  # id-less: the next eligible one
+    assert set(_server_claims(bare)) == {"F000", "F001"}
+    rows = {row["id"]: row for row in json.loads(ok(two, "claims", "--json"))}
+    assert rows["F001"]["session"] == "session-one" and rows["F001"]["where"] == "remote"
+
+
+def test_an_unreachable_remote_claims_nothing_anywhere(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    git_ok(one, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    result = shiftkit(one, "claim", "F001")
+    assert result.returncode == 1, result.output
+    assert "claims remote 'origin'" in result.stderr and "nothing was claimed" in result.stderr
+    assert git_ok(one, "for-each-ref", "refs/shiftkit/claims/") == ""
+    assert not (one / ".git" / "shiftkit" / "claim.json").exists()
+    assert _server_claims(bare) == {}
+
+
+def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    ok(two, "claim", "F002")
+    _work(one, "one")
+    _work(two, "two")
+    git_ok(one, "add", "one.txt")
+    git_ok(two, "add", "two.txt")
+    assert "released F001" in ok(one, "finish", "-m", "part one works")
+    assert set(_server_claims(bare)) == {"F002"}
+    # two's push is refused (one pushed first): its claim stays until its commit is there.
+    refused = ok(two, "finish", "-m", "part two works")
+    assert "stays until its commit is on origin" in refused
+    assert set(_server_claims(bare)) == {"F002"}
+    assert shiftkit(one, "claim", "F002").returncode == 3  # nobody else can take it meanwhile
+    assert "released F002" in ok(two, "sync")
+    assert _server_claims(bare) == {}
+    # The merged history holds both features passing, and audit passes on it.
+    git_ok(one, "pull", "-q", "--no-rebase", "origin", "main")
+    passing = json.loads(ok(one, "status", "--json"))
+    assert passing["passing"] >= 2
+    assert shiftkit(one, "audit").returncode == 0
+    assert shiftkit(two, "audit").returncode == 0
+
+
+def test_steal_of_a_remote_claim_happens_once(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two, three) = _machines(scaffold, tmp_path, ("one", "two", "three"))
+    ok(one, "claim", "F001")
+    held = _server_claims(bare)["F001"]
+    shiftkit_bin = str(BIN_DIR / "shiftkit")
+    stealers = [
+        subprocess.Popen(
+            [shiftkit_bin, "claim", "F001", "--steal"],
+            cwd=machine,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        for machine in (two, three)
+    ]
+    outputs = [proc.communicate(timeout=120)[0].decode() for proc in stealers]
+    codes = sorted(proc.returncode for proc in stealers)
+    assert codes == [0, 3], outputs
+    assert _server_claims(bare)["F001"] != held

@@ -323,7 +323,7 @@ BAD = [
         "claims_remote",
         ["claim"],
         2,
-        "'shiftkit.claims.remote' (claims across machines) is not supported",
+        "'shiftkit.claims.remote' names 'origin', which is not a remote of this repository",
     ),
 ]
 

@@ -12,12 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 from shiftkit.core import features, progress, rules
-from shiftkit.core.claim import ClaimRecord, LocalClaim
+from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, snapshot, state, verify
 from shiftkit.edge.atomic import atomic_write
 from shiftkit.edge.context import (
     Context,
+    add_note,
     commit,
     commit_bookkeeping,
     head_trailer,
@@ -74,173 +75,14 @@ def record_failure(ctx: Context, feature_id: str, outcome: verify.Outcome) -> No
     )
 
 
-# -- claim and release ---------------------------------------------------------------------
-
-
-def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
-    from shiftkit.commands import start as startup
-
-    if ctx.config.claims.remote:
-        raise BadInput(
-            ".shiftkit.toml: 'shiftkit.claims.remote' (claims across machines) is not "
-            "supported by this version; leave it empty"
-        )
-    held = state.local_claim(ctx.git_dir)
-    if held is not None:
-        raise Refused(
-            f"this worktree already holds a claim on {held.feature} (one feature at a "
-            f"time): finish it, revert it, or `shiftkit release` it first"
-        )
-    if gitio.branch(ctx.root) is None:
-        raise Refused(
-            "HEAD is detached; check out a branch before claiming (e.g. `git switch -c shift-work`)"
-        )
-    dirty = gitio.status_lines(ctx.root)
-    if dirty:
-        raise Refused(
-            f"the work tree is not clean ({dirty[0][3:]}"
-            f"{' and more' if len(dirty) > 1 else ''}); commit or stash it before "
-            f"claiming, so a revert can restore exactly this state"
-        )
-    if not startup.has_green_check(ctx):
-        say("no start check at this HEAD in this worktree yet: running it now")
-        startup.run_checks(ctx, say)
-    feature_list = read_features(ctx.project)
-    if feature_id is None:
-        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say)
-        if record is None:
-            return 0
-        note = ""
-    else:
-        chosen = features.require(feature_list, feature_id, ctx.config.features)
-        _check_claimable(feature_list, chosen)
-        record, oid, note = _claim_named(ctx, chosen, steal)
-    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
-    if note:
-        _add_note(ctx, note)
-    feature = feature_list.by_id[record.feature]
-    say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
-    return 0
-
-
-# A claim without an id that loses a race moves on to the next eligible feature; each lost
-# race means another session took one, so the bound only guards against a livelock.
-CLAIM_TRIES = 16
-
-
-def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
-    base = gitio.head_oid(ctx.root)
-    assert base is not None
-    return claims.new_record(
-        feature_id, ctx.root, gitio.branch(ctx.root), base, ctx.config.claims.ttl_hours
-    )
-
-
-def _claim_next(
-    ctx: Context, feature_list: features.FeatureList, repair: list[str], say: Say
-) -> tuple[ClaimRecord | None, str]:
-    """Claim the first feature `next` names; on a lost race, the next one."""
-    for _ in range(CLAIM_TRIES):
-        taken = claims.list_claims(ctx.root)
-        options = features.candidates(feature_list, taken, repair)
-        if not options:
-            if feature_list.features and all(f.passes for f in feature_list.features):
-                say(features.all_pass_message(feature_list))
-                return None, ""
-            raise Refused(
-                "no feature can be claimed: every open feature is blocked, claimed "
-                "or waiting on a dependency (`shiftkit status`)"
-            )
-        record = _new_record(ctx, options[0].id)
-        if not ctx.config.claims.enabled:
-            return record, ""
-        try:
-            return record, claims.acquire(ctx.root, record)
-        except claims.ClaimHeld:
-            continue  # another session took it between our look and our claim
-    raise Refused(
-        f"lost the race for a feature {CLAIM_TRIES} times in a row; try again "
-        f"(`shiftkit claims` shows who holds what)"
-    )
-
-
-def _claim_named(
-    ctx: Context, chosen: features.Feature, steal: bool
-) -> tuple[ClaimRecord, str, str]:
-    record = _new_record(ctx, chosen.id)
-    existing = claims.list_claims(ctx.root).get(chosen.id)
-    if existing is not None:
-        if existing.record is not None and existing.record.worktree == str(ctx.root) and not steal:
-            # Our own claim whose local record was lost (a crash between the two writes).
-            return existing.record, existing.oid, ""
-        if not steal:
-            raise claims.ClaimHeld(existing)
-        oid = claims.acquire(ctx.root, record, expected_old=existing.oid)
-        return record, oid, f"claim taken over (--steal) from {_holder(existing)}"
-    if ctx.config.claims.enabled:
-        return record, claims.acquire(ctx.root, record), ""
-    return record, "", ""
-
-
-def _check_claimable(feature_list: features.FeatureList, feature: features.Feature) -> None:
-    if feature.passes:
-        raise Refused(f"{feature.id} already passes; `shiftkit next` shows what is open")
-    if feature.blocked is not None:
-        raise Refused(
-            f"{feature.id} is blocked ({feature.blocked.reason}); a person must "
-            f"`shiftkit unblock {feature.id} --note ...` first"
-        )
-    unmet = [dep for dep in feature.depends_on if not feature_list.by_id[dep].passes]
-    if unmet:
-        raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
-
-
-def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
-    own = state.local_claim(ctx.git_dir)
-    if feature_id is None or (own is not None and own.feature == feature_id):
-        if own is None:
-            raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
-        if own.oid:
-            claims.release_ref(ctx.root, own.feature, own.oid)
-        state.drop_local_claim(ctx.git_dir)
-        _clear_note(ctx)
-        say(f"released {own.feature} (no attempt counted)")
-        return 0
-    held = claims.list_claims(ctx.root).get(feature_id)
-    if held is None:
-        raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
-    if not steal:
-        raise claims.ClaimHeld(held)
-    if not claims.release_ref(ctx.root, feature_id, held.oid):
-        raise Refused(f"the claim on {feature_id} changed while releasing it; look again")
-    say(f"released {feature_id}, which was held by {_holder(held)}")
-    return 0
-
-
-def _holder(held: claims.Claim) -> str:
-    return held.record.holder() if held.record else f"nobody (a broken claim: {held.broken})"
-
-
 # -- notes ---------------------------------------------------------------------------------
-
-
-def _add_note(ctx: Context, text: str) -> None:
-    path = pending_note_path(ctx)
-    atomic_write(path, read_optional(path) + text.strip() + "\n")
-
-
-def _clear_note(ctx: Context) -> None:
-    try:
-        pending_note_path(ctx).unlink()
-    except FileNotFoundError:
-        pass
 
 
 def note(ctx: Context, text: str, say: Say) -> int:
     record = require_claim(ctx, "note")
     if not text.strip():
         raise BadInput("the note is empty; say what you learned or what to watch out for")
-    _add_note(ctx, text)
+    add_note(ctx, text)
     say(f"noted for the {record.feature} log entry")
     return 0
 
@@ -318,11 +160,13 @@ def _already_committed(ctx: Context, held: LocalClaim) -> bool:
     return bool(held.oid) and held.oid in head_trailer(ctx, "Shiftkit-Claim")
 
 
-def _close_claim(ctx: Context, held: LocalClaim) -> None:
-    if held.oid:
-        claims.release_ref(ctx.root, held.feature, held.oid)
-    state.drop_local_claim(ctx.git_dir)
-    _clear_note(ctx)
+def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> None:
+    from shiftkit.commands import claims as claiming
+
+    head = gitio.head_oid(ctx.root) or ""
+    said = claiming.let_go(ctx, held, head)
+    if said is not None:
+        say(said)
     try:
         _last_failure_path(ctx).unlink()
     except FileNotFoundError:
@@ -357,7 +201,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     record = require_claim(ctx, "finish")
     feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
-        _close_claim(ctx, record)
+        _close_claim(ctx, record, say)
         say(f"{feature_id} was already committed at HEAD; claim released")
         return 0
     subject = f"{feature_id}: {summary.strip()}"
@@ -406,7 +250,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     except Refused:
         _restore(ctx, originals)  # the index and files as they were: finish can simply re-run
         raise
-    _close_claim(ctx, record)
+    _close_claim(ctx, record, say)
     say(
         f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
         f"{short(tree)}); claim released"
@@ -526,7 +370,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         raise BadInput("--reason is empty; say why the attempt failed")
     feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
-        _close_claim(ctx, record)
+        _close_claim(ctx, record, say)
         say(f"the revert of {feature_id} was already recorded at HEAD; claim released")
         return 0
     failure = state.read_json(_last_failure_path(ctx))
@@ -575,7 +419,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     if signature is not None and not repeated:
         history[feature_id] = [*seen, signature]
         state.write_json(history_path, history)
-    _close_claim(ctx, record)
+    _close_claim(ctx, record, say)
     say(
         f"reverted to {short(base)}; recorded attempt {attempts} of {feature_id} in "
         f"{short(new_head)}; claim released"
@@ -719,7 +563,7 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
     feature_id = record.feature
     if active:
-        _add_note(
+        add_note(
             ctx,
             f"[{iso_now()}] the session stopped with {feature_id} claimed and "
             f"{len(dirty)} uncommitted paths (e.g. {dirty[0][3:]})",

@@ -151,7 +151,7 @@ _CLAIM_IDENTITY = {
 }
 
 
-def _claim_object(root: Path, record: ClaimRecord) -> str:
+def claim_object(root: Path, record: ClaimRecord) -> str:
     return gitio.out(
         ["commit-tree", gitio.EMPTY_TREE, "-m", record_message(record)], root, env=_CLAIM_IDENTITY
     ).strip()
@@ -159,7 +159,7 @@ def _claim_object(root: Path, record: ClaimRecord) -> str:
 
 def acquire(root: Path, record: ClaimRecord, expected_old: str = gitio.ZERO_OID) -> str:
     """Create the claim ref if it does not exist (or still points at ``expected_old``)."""
-    oid = _claim_object(root, record)
+    oid = claim_object(root, record)
     ref = ref_name(record.feature)
     proc = gitio.run(["update-ref", ref, oid, expected_old], root, check=False)
     if proc.returncode != 0:

@@ -135,6 +135,19 @@ def pending_note_path(ctx: Context) -> Path:
     return state.worktree_state(ctx.git_dir) / "pending-note.txt"
 
 
+def add_note(ctx: Context, text: str) -> None:
+    """Add a line to the note the next log entry of this worktree's claim carries."""
+    path = pending_note_path(ctx)
+    atomic_write(path, read_optional(path) + text.strip() + "\n")
+
+
+def clear_note(ctx: Context) -> None:
+    try:
+        pending_note_path(ctx).unlink()
+    except FileNotFoundError:
+        pass
+
+
 def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, str | None]:
     """The log to write, and the new archive when a prune is due (else None)."""
     from shiftkit.core import progress
