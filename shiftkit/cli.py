@@ -70,14 +70,27 @@ def cli() -> None:
     type=click.Path(path_type=Path),
     help="Append this feature list (either format) after F000.",
 )
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Adopting: replace files shiftkit cannot merge into (never the merged ones).",
+)
 def new(
-    directory: Path, data_pairs: tuple[str, ...], defaults: bool, features_file: Path | None
+    directory: Path,
+    data_pairs: tuple[str, ...],
+    defaults: bool,
+    features_file: Path | None,
+    overwrite: bool,
 ) -> int:
-    """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template)."""
+    """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template), or adopt
+    shiftkit in an existing one, merging into its AGENTS.md, CLAUDE.md, .gitattributes,
+    .pre-commit-config.yaml and .claude/settings.json."""
     from shiftkit.commands import scaffold
 
     data = scaffold.parse_data(data_pairs)
-    scaffold.new(directory, data, defaults=defaults, features_file=features_file)
+    scaffold.new(
+        directory, data, defaults=defaults, features_file=features_file, overwrite=overwrite
+    )
     return OK
 
 

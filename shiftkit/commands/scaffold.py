@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -46,12 +47,16 @@ def new(
     defaults: bool,
     features_file: Path | None = None,
     quiet: bool = False,
+    overwrite: bool = False,
 ) -> None:
+    """A new scaffold in ``destination``, or shiftkit adopted into it when it holds files.
+    Every check that can refuse runs before anything is written."""
     destination = destination.resolve()
     if destination.exists() and not destination.is_dir():
         raise BadInput(f"{destination}: exists and is not a directory")
     if destination.is_dir():
         _refuse_dirty_repository(destination)
+    _refuse_without_shiftkit_on_path()
     if features_file is not None:
         # Fail on a bad list before anything is written.
         read_import(features_file)
@@ -61,6 +66,24 @@ def new(
             "no terminal to ask the template's questions on; "
             "pass --defaults (with --data KEY=VALUE for the answers you want)"
         )
+    from shiftkit.commands import adopt
+
+    if adopt.is_adoption(destination):
+        adopt.adopt(destination, data, defaults=defaults, overwrite=overwrite, quiet=quiet)
+    else:
+        copy_template(destination, data, defaults=defaults, quiet=quiet)
+
+
+def copy_template(
+    destination: Path,
+    data: dict[str, str],
+    *,
+    defaults: bool,
+    quiet: bool = False,
+    skip_tasks: bool = False,
+) -> None:
+    """copier's copy of the bundled template into ``destination``; ``skip_tasks``: render
+    only, without the setup task (adoption renders into a scratch folder)."""
     import warnings
 
     import copier
@@ -80,6 +103,7 @@ def new(
                 vcs_ref=vcs_ref,
                 unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
                 quiet=quiet,
+                skip_tasks=skip_tasks,
             )
     except copier.errors.TaskError as exc:
         raise Refused(
@@ -88,6 +112,15 @@ def new(
     except (copier.errors.CopierError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise BadInput(f"template answers: {message}") from None
+
+
+def _refuse_without_shiftkit_on_path() -> None:
+    if shutil.which("shiftkit") is None:
+        raise Refused(
+            "`shiftkit` is not on PATH, and the scaffold's setup and its commit hooks run it; "
+            "install it where your shell finds it (e.g. `pipx install shiftkit`), then run "
+            "this again"
+        )
 
 
 def _refuse_dirty_repository(destination: Path) -> None:

@@ -1,0 +1,292 @@
+"""Merging a file of shiftkit's template into the user's own file of the same name.
+
+Each merge keeps everything the user wrote, adds shiftkit's part, and is idempotent: merging
+into its own result gives that result back, byte for byte.
+
+- Markdown (`AGENTS.md`, `CLAUDE.md`): shiftkit's text lives between two HTML-comment
+  markers; a file without them gets the section appended, a file with them gets only the
+  section replaced.
+- `.pre-commit-config.yaml`: shiftkit's hooks added through ruamel.yaml's round trip, which
+  keeps the user's comments, order, quoting and indentation.
+- `.claude/settings.json`: shiftkit's hook entries added per event, the user's permissions,
+  env and other hooks kept, shiftkit's entries never duplicated.
+- `.gitattributes`: shiftkit's lines appended when missing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any
+
+from shiftkit.core.errors import BadInput
+
+BEGIN = "<!-- shiftkit:begin -->"
+END = "<!-- shiftkit:end -->"
+
+
+# -- Markdown: a marked section ---------------------------------------------------------------
+
+
+def _marked_span(text: str, name: str) -> tuple[int, int] | None:
+    """Where the marked section starts and ends (after the end marker), if there is one."""
+    begins = text.count(BEGIN)
+    ends = text.count(END)
+    if begins == 0 and ends == 0:
+        return None
+    start = text.find(BEGIN)
+    stop = text.find(END)
+    if begins != 1 or ends != 1 or stop < start:
+        raise BadInput(
+            f"{name}: expected one {BEGIN} ... {END} section, found {begins} begin and "
+            f"{ends} end markers; fix the markers (shiftkit replaces only what is between them)"
+        )
+    return start, stop + len(END)
+
+
+def section_of(ours: str) -> str:
+    """shiftkit's marked section of a rendered file (the whole file, marked, if it has none)."""
+    span = _marked_span(ours, "the template")
+    if span is None:
+        return f"{BEGIN}\n{ours.strip()}\n{END}"
+    return ours[span[0] : span[1]]
+
+
+def merge_markdown(existing: str, ours: str, name: str) -> str:
+    section = section_of(ours)
+    span = _marked_span(existing, name)
+    if span is not None:
+        return existing[: span[0]] + section + existing[span[1] :]
+    if not existing.strip():
+        return ours
+    return f"{existing.rstrip()}\n\n{section}\n"
+
+
+# -- .gitattributes: missing lines appended ------------------------------------------------------
+
+
+def _words(line: str) -> str:
+    return " ".join(line.split())
+
+
+def merge_lines(existing: str, ours: str, name: str) -> str:
+    have = {_words(line) for line in existing.splitlines()}
+    missing = [line for line in ours.splitlines() if _words(line) and _words(line) not in have]
+    if not missing:
+        return existing
+    base = existing if not existing or existing.endswith("\n") else existing + "\n"
+    return base + "".join(f"{line}\n" for line in missing)
+
+
+# -- .claude/settings.json: shiftkit's hook entries per event -----------------------------------
+
+_SHIFTKIT_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"/])shiftkit(?:\s|$)")
+
+
+def _is_shiftkit_hook(hook: Any) -> bool:
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return isinstance(command, str) and bool(_SHIFTKIT_COMMAND.search(command))
+
+
+def _is_shiftkit_group(group: Any) -> bool:
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return isinstance(hooks, list) and bool(hooks) and all(map(_is_shiftkit_hook, hooks))
+
+
+def _json_indent(text: str) -> int | str:
+    match = re.search(r"^([ \t]+)\S", text, re.MULTILINE)
+    if match is None:
+        return 2
+    indent = match.group(1)
+    return len(indent) if set(indent) == {" "} else indent
+
+
+def _load_json_object(text: str, name: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(
+            f"{name}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it, then adopt again"
+        ) from None
+    if not isinstance(value, dict):
+        raise BadInput(f"{name}: expected a JSON object at the top")
+    return value
+
+
+def _merge_event(groups: list[Any], ours: list[Any]) -> list[Any]:
+    """The user's groups for one event with shiftkit's: unchanged when shiftkit's groups are
+    already there as they should be; otherwise shiftkit's old entries out, the new ones at
+    the end."""
+    mixed = [
+        group
+        for group in groups
+        if not _is_shiftkit_group(group)
+        and isinstance(group, dict)
+        and isinstance(group.get("hooks"), list)
+        and any(map(_is_shiftkit_hook, group["hooks"]))
+    ]
+    if not mixed and [group for group in groups if _is_shiftkit_group(group)] == ours:
+        return groups
+    kept: list[Any] = []
+    for group in groups:
+        if _is_shiftkit_group(group):
+            continue
+        if group in mixed:
+            group = {**group, "hooks": [h for h in group["hooks"] if not _is_shiftkit_hook(h)]}
+        kept.append(group)
+    return kept + ours
+
+
+def merge_claude_settings(existing: str, ours: str, name: str) -> str:
+    if not existing.strip():
+        return ours
+    theirs = _load_json_object(existing, name)
+    template = _load_json_object(ours, "the template's settings.json")
+    merged = dict(theirs)
+    for key, value in template.items():
+        if key != "hooks" and key not in merged:
+            merged = {key: value, **merged} if key.startswith("$") else {**merged, key: value}
+    their_hooks = merged.get("hooks", {})
+    if not isinstance(their_hooks, dict):
+        raise BadInput(f"{name}: `hooks` is not an object")
+    hooks = dict(their_hooks)
+    for event, groups in template.get("hooks", {}).items():
+        current = hooks.get(event, [])
+        if not isinstance(current, list):
+            raise BadInput(f"{name}: hooks.{event} is not a list")
+        hooks[event] = _merge_event(current, groups)
+    merged["hooks"] = hooks
+    if merged == theirs:
+        return existing
+    return json.dumps(merged, indent=_json_indent(existing), ensure_ascii=False) + "\n"
+
+
+# -- .pre-commit-config.yaml: shiftkit's hooks through ruamel.yaml's round trip -----------------
+
+_LIST_KEYS = ("default_install_hook_types",)
+
+
+def _yaml(text: str) -> Any:
+    """A round-trip YAML (comments, order, quotes and flow style survive) that writes with
+    the indentation ``text`` uses; pre-commit's own sample style when it shows none."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.util import load_yaml_guess_indent
+
+    try:
+        _, indent, block_seq_indent = load_yaml_guess_indent(text)
+    except YAMLError:
+        indent, block_seq_indent = None, None  # reported by the load that follows
+    offset = 2 if block_seq_indent is None else block_seq_indent
+    sequence = offset + 2 if indent is None else indent
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096  # never re-wrap the user's long lines
+    yaml.indent(
+        mapping=sequence - offset if sequence > offset else sequence,
+        sequence=sequence,
+        offset=offset,
+    )
+    return yaml
+
+
+def _load_yaml(yaml: Any, text: str, name: str) -> Any:
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        return yaml.load(text)
+    except YAMLError as exc:
+        detail = " ".join(str(exc).split())
+        raise BadInput(f"{name}: not valid YAML ({detail}); fix it, then adopt again") from None
+
+
+def plain(node: Any) -> Any:
+    """A round-trip node as plain dicts, lists and scalars, for comparing content."""
+    if isinstance(node, dict):
+        return {str(key): plain(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [plain(item) for item in node]
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def _version(text: Any) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", str(text))[:3])
+
+
+def shiftkit_hook_ids(ours: Any) -> set[str]:
+    return {
+        str(hook["id"])
+        for repo in ours.get("repos", [])
+        for hook in repo.get("hooks", [])
+        if isinstance(hook, dict) and "id" in hook
+    }
+
+
+def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
+    ours = ours.rstrip() + "\n"
+    yaml = _yaml(existing)
+    doc = _load_yaml(yaml, existing, name)
+    template = _load_yaml(_yaml(ours), ours, "the template's .pre-commit-config.yaml")
+    if doc is None:  # empty, or comments only: shiftkit's config after the user's text
+        return f"{existing.rstrip()}\n{ours}" if existing.strip() else ours
+    from ruamel.yaml.comments import CommentedMap
+
+    if not isinstance(doc, CommentedMap) or not isinstance(doc.get("repos", []), list):
+        raise BadInput(f"{name}: expected a mapping with a `repos:` list (pre-commit's format)")
+    changed = False
+    position = 0
+    for key, value in template.items():
+        if key == "repos":
+            continue
+        if key not in doc:
+            doc.insert(position, key, value)
+            position += 1
+            changed = True
+        elif key in _LIST_KEYS and isinstance(doc[key], list):
+            for item in value:
+                if item not in doc[key]:
+                    doc[key].append(item)
+                    changed = True
+        elif key == "minimum_pre_commit_version" and _version(doc[key]) < _version(value):
+            doc[key] = value
+            changed = True
+    if "repos" not in doc:
+        doc["repos"] = template["repos"]
+        changed = True
+    else:
+        changed = _merge_repos(doc["repos"], template["repos"]) or changed
+    if not changed:
+        return existing
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue().rstrip("\n") + "\n"  # one newline at the end, as end-of-file-fixer
+
+
+def _merge_repos(repos: Any, ours: Any) -> bool:
+    """shiftkit's repo entries into the user's list; whether anything changed."""
+    ids = shiftkit_hook_ids({"repos": ours})
+
+    def hook_ids(repo: Any) -> list[str]:
+        hooks = repo.get("hooks") if isinstance(repo, dict) else None
+        if not isinstance(hooks, list):
+            return []
+        return [str(hook.get("id")) for hook in hooks if isinstance(hook, dict)]
+
+    entries = [i for i, repo in enumerate(repos) if hook_ids(repo) and set(hook_ids(repo)) <= ids]
+    mixed = [i for i, repo in enumerate(repos) if i not in entries and set(hook_ids(repo)) & ids]
+    if not mixed and [plain(repos[i]) for i in entries] == plain(ours):
+        return False
+    for i in mixed:  # the user's own repo entry holding a shiftkit hook: that hook goes
+        hooks = repos[i]["hooks"]
+        for j in reversed(range(len(hooks))):
+            if isinstance(hooks[j], dict) and str(hooks[j].get("id")) in ids:
+                del hooks[j]
+    at = entries[0] if entries else len(repos)
+    for i in reversed(entries):
+        del repos[i]
+    for offset, repo in enumerate(ours):
+        repos.insert(at + offset, repo)
+    return True

@@ -1,0 +1,301 @@
+"""The merges and the plan of an adoption, as pure functions: every user line, hook and
+permission kept, shiftkit's parts added once, merging twice the same as once."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from shiftkit.core import adoption
+from shiftkit.core.adopt_merge import (
+    BEGIN,
+    END,
+    merge_claude_settings,
+    merge_lines,
+    merge_markdown,
+    merge_pre_commit_config,
+)
+from shiftkit.core.errors import BadInput, Refused
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "template"
+
+
+def rendered_pre_commit_config(source: str = "local") -> str:
+    import jinja2
+
+    text = (TEMPLATE / ".pre-commit-config.yaml.jinja").read_text()
+    return jinja2.Template(text).render(
+        hook_source=source, hook_repository="https://example.invalid/shiftkit", hook_rev="v1"
+    )
+
+
+OURS_YAML = rendered_pre_commit_config()
+OURS_SETTINGS = (TEMPLATE / ".claude" / "settings.json").read_text()
+OURS_AGENTS = f"{BEGIN}\n# Working on demo\n\nThe shift routine.\n{END}\n"
+SHIFTKIT_IDS = {"shiftkit-pre-commit", "shiftkit-commit-msg"}
+
+
+def safe_load(text: str) -> Any:
+    return YAML(typ="safe").load(text)
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def test_markdown_appends_a_marked_section_then_replaces_only_it() -> None:
+    user = "# Ours\n\nUse tabs."  # no final newline
+    merged = merge_markdown(user, OURS_AGENTS, "AGENTS.md")
+    assert merged == f"# Ours\n\nUse tabs.\n\n{OURS_AGENTS}"
+    assert merge_markdown(merged, OURS_AGENTS, "AGENTS.md") == merged
+    edited = merged.replace("The shift routine.", "Edited.") + "\n## After\n"
+    newer = OURS_AGENTS.replace("The shift routine.", "The new routine.")
+    again = merge_markdown(edited, newer, "AGENTS.md")
+    assert again == f"# Ours\n\nUse tabs.\n\n{newer}\n## After\n"
+
+
+def test_markdown_without_markers_in_the_template_is_marked_whole() -> None:
+    merged = merge_markdown("Mine.\n", "Read @AGENTS.md.\n", "CLAUDE.md")
+    assert merged == f"Mine.\n\n{BEGIN}\nRead @AGENTS.md.\n{END}\n"
+    assert merge_markdown("", OURS_AGENTS, "AGENTS.md") == OURS_AGENTS
+
+
+@pytest.mark.parametrize(
+    "broken", [f"{BEGIN}\nno end\n", f"{END}\n{BEGIN}\n", f"{BEGIN}{END}{BEGIN}{END}"]
+)
+def test_markdown_with_broken_markers_is_refused_in_one_line(broken: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        merge_markdown(broken, OURS_AGENTS, "AGENTS.md")
+    assert caught.value.message.startswith("AGENTS.md: ") and "\n" not in caught.value.message
+
+
+# -- .gitattributes --------------------------------------------------------------------------
+
+
+def test_gitattributes_get_only_the_missing_lines() -> None:
+    ours = "claude-progress.txt merge=union\nfeatures.json merge=shiftkit-features\n"
+    user = "*.png binary\nclaude-progress.txt   merge=union"
+    merged = merge_lines(user, ours, ".gitattributes")
+    assert merged == user + "\nfeatures.json merge=shiftkit-features\n"
+    assert merge_lines(merged, ours, ".gitattributes") == merged
+
+
+# -- .claude/settings.json -------------------------------------------------------------------
+
+
+def test_settings_keep_the_users_keys_and_hooks_and_add_shiftkits_once() -> None:
+    user = {
+        "permissions": {"allow": ["Bash(make test)"]},
+        "env": {"A": "1"},
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "echo done"}]}],
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {"type": "command", "command": "./lint.sh"},
+                        {"type": "command", "command": "shiftkit guard"},  # by hand, earlier
+                    ],
+                }
+            ],
+        },
+    }
+    text = json.dumps(user, indent=4) + "\n"
+    merged = merge_claude_settings(text, OURS_SETTINGS, ".claude/settings.json")
+    assert merged.splitlines()[1].startswith('    "')  # the user's indentation
+    data = json.loads(merged)
+    assert data["permissions"] == user["permissions"] and data["env"] == user["env"]
+    commands = [
+        hook["command"]
+        for groups in data["hooks"].values()
+        for group in groups
+        for hook in group["hooks"]
+    ]
+    assert commands.count("shiftkit guard") == 1
+    assert {"echo done", "./lint.sh", "shiftkit stop-check", "shiftkit start --brief"} <= set(
+        commands
+    )
+    assert merge_claude_settings(merged, OURS_SETTINGS, ".claude/settings.json") == merged
+
+
+def test_settings_adopt_new_top_level_keys_and_replace_old_shiftkit_entries() -> None:
+    ours = json.loads(OURS_SETTINGS)
+    newer = {"$schema": "https://json.schemastore.org/claude-code-settings.json", **ours}
+    newer["hooks"]["Stop"][0]["hooks"][0]["timeout"] = 30
+    once = merge_claude_settings('{"model": "x"}', OURS_SETTINGS, "s")
+    twice = json.loads(merge_claude_settings(once, json.dumps(newer), "s"))
+    assert next(iter(twice)) == "$schema" and twice["model"] == "x"
+    assert twice["hooks"]["Stop"] == newer["hooks"]["Stop"]  # replaced, not duplicated
+
+
+def test_settings_that_are_not_json_are_refused_in_one_line() -> None:
+    with pytest.raises(BadInput) as caught:
+        merge_claude_settings("{\n  'single': quotes\n}\n", OURS_SETTINGS, ".claude/settings.json")
+    assert "line 2" in caught.value.message and "\n" not in caught.value.message
+
+
+# -- .pre-commit-config.yaml -----------------------------------------------------------------
+
+
+def test_pre_commit_config_keeps_every_line_and_adds_the_install_types() -> None:
+    user = (
+        "# top comment\n"
+        "default_install_hook_types: [pre-commit, pre-push]\n"
+        "minimum_pre_commit_version: '5.0.0'  # ours is newer\n"
+        "repos:\n"
+        "- repo: https://github.com/pre-commit/pre-commit-hooks\n"
+        "  rev: v4.5.0  # pinned\n"
+        "  hooks:\n"
+        "  - id: trailing-whitespace\n"
+        "  # - id: disabled-for-now\n"
+        "  - id: end-of-file-fixer\n"
+    )
+    merged = merge_pre_commit_config(user, OURS_YAML, ".pre-commit-config.yaml")
+    data = safe_load(merged)
+    assert data["default_install_hook_types"] == ["pre-commit", "pre-push", "commit-msg"]
+    assert data["minimum_pre_commit_version"] == "5.0.0"
+    for line in user.splitlines():
+        if "default_install_hook_types" not in line:  # the one line shiftkit changed
+            assert line in merged.splitlines(), line
+    assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
+
+
+def test_pre_commit_config_moves_from_local_hooks_to_the_repository_and_back() -> None:
+    local = merge_pre_commit_config("repos: []\n", OURS_YAML, "c")
+    remote_template = rendered_pre_commit_config("repository")
+    remote = merge_pre_commit_config(local, remote_template, "c")
+    repos = safe_load(remote)["repos"]
+    assert [repo["repo"] for repo in repos] == ["https://example.invalid/shiftkit"]
+    assert safe_load(merge_pre_commit_config(remote, OURS_YAML, "c")) == safe_load(local)
+
+
+def test_pre_commit_config_that_is_not_a_config_is_refused() -> None:
+    for text in ("- just\n- a list\n", "repos: {a: 1}\n", "repos: [\n"):
+        with pytest.raises(BadInput) as caught:
+            merge_pre_commit_config(text, OURS_YAML, ".pre-commit-config.yaml")
+        assert caught.value.message.startswith(".pre-commit-config.yaml: ")
+
+
+hook_ids = st.from_regex(r"[a-z][a-z0-9-]{0,12}", fullmatch=True).filter(
+    lambda name: name not in SHIFTKIT_IDS
+)
+comments = st.from_regex(r"[A-Za-z0-9 ,.()-]{0,30}", fullmatch=True)
+user_hooks = st.lists(
+    st.fixed_dictionaries(
+        {"id": hook_ids},
+        optional={
+            "args": st.lists(st.from_regex(r"--[a-z]{1,8}", fullmatch=True), max_size=2),
+            "language": st.sampled_from(["system", "pygrep", "python"]),
+        },
+    ),
+    min_size=1,
+    max_size=3,
+)
+user_repos = st.lists(
+    st.one_of(
+        st.builds(lambda hooks: {"repo": "local", "hooks": hooks}, user_hooks),
+        st.builds(
+            lambda name, rev, hooks: {
+                "repo": f"https://github.com/x/{name}",
+                "rev": rev,
+                "hooks": hooks,
+            },
+            hook_ids,
+            st.from_regex(r"v[0-9]\.[0-9]", fullmatch=True),
+            user_hooks,
+        ),
+    ),
+    max_size=4,
+)
+
+
+def dump_users_config(repos: list[dict[str, Any]], style: tuple[int, int], notes: list[str]) -> str:
+    """The user's config in one of the indentation styles people use, with comments."""
+    sequence, offset = style
+    yaml = YAML()
+    yaml.indent(mapping=2, sequence=sequence, offset=offset)
+    out = io.StringIO()
+    yaml.dump({"repos": repos} if repos else {"repos": []}, out)
+    lines = out.getvalue().splitlines()
+    for number, note in enumerate(notes):  # comments on their own lines, indented like a key
+        at = 1 + number * 3
+        if at < len(lines):
+            indent = re.match(r"\s*(?:- )?", lines[at])
+            width = len(indent.group(0)) if indent else 0
+            lines.insert(at, " " * width + f"# {note}".rstrip())
+    return "# the user's header\n" + "\n".join(lines) + "\n"
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    repos=user_repos,
+    style=st.sampled_from([(2, 0), (4, 2)]),
+    notes=st.lists(comments, max_size=3),
+    source=st.sampled_from(["local", "repository"]),
+)
+def test_pre_commit_merge_keeps_all_user_repos_and_is_idempotent(
+    repos: list[dict[str, Any]], style: tuple[int, int], notes: list[str], source: str
+) -> None:
+    user = dump_users_config(repos, style, notes)
+    ours = rendered_pre_commit_config(source)
+    merged = merge_pre_commit_config(user, ours, ".pre-commit-config.yaml")
+    data = safe_load(merged)
+    kept = [repo for repo in data["repos"] if not {h["id"] for h in repo["hooks"]} & SHIFTKIT_IDS]
+    assert kept == repos  # every user repo and hook, in order, unchanged
+    ids = [hook["id"] for repo in data["repos"] for hook in repo["hooks"]]
+    assert sorted(i for i in ids if i in SHIFTKIT_IDS) == sorted(SHIFTKIT_IDS)
+    assert data["repos"][len(repos) :] == safe_load(ours)["repos"]
+    for line in user.splitlines():
+        if line.lstrip().startswith("#"):
+            assert line in merged.splitlines(), (line, merged)
+    assert merge_pre_commit_config(merged, ours, ".pre-commit-config.yaml") == merged
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+def test_the_plan_creates_merges_keeps_and_refuses() -> None:
+    rendered = {
+        "AGENTS.md": OURS_AGENTS.encode(),
+        "init.sh": b"#!/bin/sh\n",
+        "features.json": b"{}\n",
+        "CLAUDE.md": b"x\n",
+    }
+    existing = {
+        "AGENTS.md": b"Mine.\n",
+        "init.sh": b"#!/bin/sh\necho mine\n",
+        "features.json": b"{}\n",
+    }
+    with pytest.raises(Refused) as caught:
+        adoption.plan(rendered, existing, {}, adopted=False, overwrite=False)
+    assert caught.value.message.startswith("init.sh exists")
+    steps = {
+        step.path: step.action
+        for step in adoption.plan(rendered, existing, {}, adopted=False, overwrite=True)
+    }
+    assert steps == {
+        "AGENTS.md": "merge",
+        "init.sh": "overwrite",
+        "features.json": "same",
+        "CLAUDE.md": "create",
+    }
+    again = adoption.plan(
+        rendered, existing, {"CLAUDE.md": "a symbolic link"}, adopted=True, overwrite=False
+    )
+    assert {step.path: step.action for step in again}["init.sh"] == "keep"
+    assert {step.path: step.content for step in again}["CLAUDE.md"] is None  # a link is left be
+    with pytest.raises(Refused) as odd:
+        adoption.plan(rendered, {}, {"init.sh": "a directory"}, adopted=False, overwrite=True)
+    assert "init.sh (a directory)" in odd.value.message
