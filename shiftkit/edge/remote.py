@@ -92,7 +92,10 @@ def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> boo
     )
     if proc.returncode == 0:
         return True
-    if "[rejected]" in proc.stdout or "stale info" in proc.stdout:
+    # `--porcelain` marks a ref the server would not take with "!": a lease that did not
+    # hold, or a concurrent push that locked the ref first ("[remote rejected]"). Any other
+    # failure means we never got an answer.
+    if any(line.startswith("!") and ref in line for line in proc.stdout.splitlines()):
         return False
     raise Unreachable(remote, f"push {ref}", proc.stderr or proc.stdout)
 
