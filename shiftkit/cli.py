@@ -234,14 +234,25 @@ def _say(text: str) -> None:
 
 
 @cli.command()
-@click.option("--brief", is_flag=True, help="At most 8 KB: for the agent harness's session start.")
+@click.option(
+    "--brief", is_flag=True, help="At most 2,000 bytes: for the agent harness's session start."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--no-check", is_flag=True, help="Skip init, smoke and the regression sample.")
-def start(brief: bool, as_json: bool, no_check: bool) -> int:
+@click.option(
+    "--hook-input",
+    is_flag=True,
+    help="Read the SessionStart hook's JSON on stdin: on `resume` and `compact` re-read the "
+    "files without re-running the checks.",
+)
+def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
+    from shiftkit.core import orientation
 
-    return startup.start(_context(), brief, as_json, not no_check, _say)
+    skipped = orientation.skip_checks_for(_stdin_text()) if hook_input else None
+    check = not no_check and skipped is None
+    return startup.start(_context(), brief, as_json, check, _say, skipped)
 
 
 @cli.command()
