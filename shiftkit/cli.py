@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +15,9 @@ from shiftkit.commands import views
 from shiftkit.core import features
 from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
 from shiftkit.edge import project
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 def _emit_json(value: Any) -> None:
@@ -26,6 +30,26 @@ def _stdin_text() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         return ""
     return sys.stdin.buffer.read().decode("utf-8", "replace")
+
+
+def _complete_ids(
+    kind: str,
+) -> Callable[[click.Context, click.Parameter, str], list[CompletionItem]]:
+    """Shell completion of feature ids of ``kind`` (see `shiftkit.commands.completion`)."""
+
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        from shiftkit.commands import completion
+
+        return [
+            CompletionItem(value, help=text or None)
+            for value, text in completion.feature_ids(kind, incomplete)
+        ]
+
+    return complete
 
 
 def _claims(proj: project.Project) -> dict[str, Any]:
@@ -143,7 +167,7 @@ def next_(as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="ID")
+@click.argument("feature_id", metavar="ID", shell_complete=_complete_ids("any"))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def show(feature_id: str, as_json: bool) -> int:
     """One feature in full."""
@@ -256,7 +280,7 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="[ID]", required=False)
+@click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("open"))
 @click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
 def claim(feature_id: str | None, steal: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time."""
@@ -299,7 +323,7 @@ def claims_cmd(as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="[ID]", required=False)
+@click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("any"))
 def verify(feature_id: str | None) -> int:
     """Run the verifier of the claimed feature (or ID) on the work tree."""
     from shiftkit.commands import shift
@@ -329,7 +353,7 @@ def revert(reason: str) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="ID")
+@click.argument("feature_id", metavar="ID", shell_complete=_complete_ids("blocked"))
 @click.option("--note", required=True, help="What changed so the feature can be tried again.")
 def unblock(feature_id: str, note: str) -> int:
     """A person's action: clear a feature's block and reset its attempts."""
