@@ -276,7 +276,17 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
 
     skipped = orientation.skip_checks_for(_stdin_text()) if hook_input else None
     check = not no_check and skipped is None
-    return startup.start(_context(), brief, as_json, check, _say, skipped)
+    try:
+        return startup.start(_context(), brief, as_json, check, _say, skipped)
+    except ShiftkitError as exc:
+        if not hook_input:
+            raise
+        # A SessionStart hook cannot stop the session, and only its standard output reaches
+        # the model: say there what is broken, so the session starts by repairing it.
+        reason = orientation.clip(one_line(exc.message), 1500)
+        click.echo(f"shiftkit: start could not orient this session: {reason}")
+        click.echo(f"shiftkit: {one_line(exc.message)}", err=True)
+        return OK
 
 
 @cli.command()

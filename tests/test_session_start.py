@@ -174,6 +174,17 @@ def test_checks_run_on_startup_and_clear_only(scaffold: Path, tmp_path: Path) ->
     assert "fresh text" in resumed.stdout and runs() == expected
 
 
+def test_a_broken_project_is_told_to_the_model(scaffold: Path) -> None:
+    """SessionStart cannot block a session and only its stdout reaches the model."""
+    (scaffold / "features.json").write_text("{ not json")
+    result = run_hook(scaffold, "SessionStart", {"source": "startup"})
+    assert result.returncode == 0
+    assert result.stdout.startswith("shiftkit: start could not orient this session: features.json")
+    assert len(result.stdout.splitlines()) == 1
+    plain = run(["shiftkit", "start", "--brief"], scaffold)
+    assert plain.returncode == 2 and plain.stdout == ""
+
+
 # -- the 2,000 bytes ----------------------------------------------------------------------------
 
 
