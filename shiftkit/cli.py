@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,8 @@ from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, on
 from shiftkit.edge import project
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
@@ -30,6 +33,26 @@ def _stdin_text() -> str:
     if sys.stdin is None or sys.stdin.isatty():
         return ""
     return sys.stdin.buffer.read().decode("utf-8", "replace")
+
+
+def _complete_ids(
+    kind: str,
+) -> Callable[[click.Context, click.Parameter, str], list[CompletionItem]]:
+    """Shell completion of feature ids of ``kind`` (see `shiftkit.commands.completion`)."""
+
+    def complete(
+        ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[CompletionItem]:
+        from click.shell_completion import CompletionItem
+
+        from shiftkit.commands import completion
+
+        return [
+            CompletionItem(value, help=text or None)
+            for value, text in completion.feature_ids(kind, incomplete)
+        ]
+
+    return complete
 
 
 def _claims(proj: project.Project) -> dict[str, Claim]:
@@ -167,7 +190,7 @@ def next_(as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="ID")
+@click.argument("feature_id", metavar="ID", shell_complete=_complete_ids("any"))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def show(feature_id: str, as_json: bool) -> int:
     """One feature in full."""
@@ -258,18 +281,39 @@ def _say(text: str) -> None:
 
 
 @cli.command()
-@click.option("--brief", is_flag=True, help="At most 8 KB: for the agent harness's session start.")
+@click.option(
+    "--brief", is_flag=True, help="At most 2,000 bytes: for the agent harness's session start."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--no-check", is_flag=True, help="Skip init, smoke and the regression sample.")
-def start(brief: bool, as_json: bool, no_check: bool) -> int:
+@click.option(
+    "--hook-input",
+    is_flag=True,
+    help="Read the SessionStart hook's JSON on stdin: on `resume` and `compact` re-read the "
+    "files without re-running the checks.",
+)
+def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
+    from shiftkit.core import orientation
 
-    return startup.start(_context(), brief, as_json, not no_check, _say)
+    skipped = orientation.skip_checks_for(_stdin_text()) if hook_input else None
+    check = not no_check and skipped is None
+    try:
+        return startup.start(_context(), brief, as_json, check, _say, skipped)
+    except ShiftkitError as exc:
+        if not hook_input:
+            raise
+        # A SessionStart hook cannot stop the session, and only its standard output reaches
+        # the model: say there what is broken, so the session starts by repairing it.
+        reason = orientation.clip(one_line(exc.message), 1500)
+        click.echo(f"shiftkit: start could not orient this session: {reason}")
+        click.echo(f"shiftkit: {one_line(exc.message)}", err=True)
+        return OK
 
 
 @cli.command()
-@click.argument("feature_id", metavar="[ID]", required=False)
+@click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("open"))
 @click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
 def claim(feature_id: str | None, steal: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time."""
@@ -320,7 +364,7 @@ def claims_cmd(as_json: bool) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="[ID]", required=False)
+@click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("any"))
 def verify(feature_id: str | None) -> int:
     """Run the verifier of the claimed feature (or ID) on the work tree."""
     from shiftkit.commands import shift
@@ -350,7 +394,7 @@ def revert(reason: str) -> int:
 
 
 @cli.command()
-@click.argument("feature_id", metavar="ID")
+@click.argument("feature_id", metavar="ID", shell_complete=_complete_ids("blocked"))
 @click.option("--note", required=True, help="What changed so the feature can be tried again.")
 def unblock(feature_id: str, note: str) -> int:
     """A person's action: clear a feature's block and reset its attempts."""

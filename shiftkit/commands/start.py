@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
-from shiftkit.core import features, progress
+from shiftkit.core import features, orientation, progress
+from shiftkit.core.claim import LocalClaim
 from shiftkit.edge import claims, gitio, state, verify
 from shiftkit.edge.context import (
     Context,
@@ -27,12 +28,6 @@ from shiftkit.edge.context import (
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
-BRIEF_LIMIT = 8000
-
-
-def _clip(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 # -- checks --------------------------------------------------------------------------------
@@ -42,18 +37,20 @@ def _record_path(ctx: Context) -> Path:
     return state.start_check_path(ctx.git_dir)
 
 
+def last_check(ctx: Context) -> orientation.Checks | None:
+    """The last start check's record in this worktree, read back from its file."""
+    return orientation.checks_from_json(state.read_json(_record_path(ctx)))
+
+
 def has_green_check(ctx: Context) -> bool:
-    record = state.read_json(_record_path(ctx))
-    return (
-        isinstance(record, dict)
-        and record.get("complete") is True
-        and record.get("head") == gitio.head_oid(ctx.root)
-    )
+    record = last_check(ctx)
+    return record is not None and record.complete and record.head == gitio.head_oid(ctx.root)
 
 
 def repair_first(ctx: Context) -> list[str]:
     """Features the last start check demoted: the next session repairs them first."""
-    return state.demoted(ctx.git_dir)
+    record = last_check(ctx)
+    return list(record.demoted) if record else []
 
 
 def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
@@ -63,21 +60,19 @@ def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.F
     return ordered[: ctx.config.regression_sample]
 
 
-def _run_step(ctx: Context, name: str, command: str, say: Say) -> dict[str, Any]:
+def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.Step:
     if not command:
-        return {"name": name, "command": "", "ok": True, "summary": "not configured"}
+        return orientation.Step(name, "", True, "not configured")
     outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
-    result = {
-        "name": name,
-        "command": command,
-        "ok": outcome.ok,
-        "summary": outcome.summary(),
-        "seconds": round(outcome.seconds, 2),
-    }
-    if not outcome.ok:
-        result["tail"] = _clip(outcome.tail(3, 300), 300)
     say(f"check {name}: {outcome.summary()} ({command})")
-    return result
+    return orientation.Step(
+        name=name,
+        command=command,
+        ok=outcome.ok,
+        summary=outcome.summary(),
+        seconds=round(outcome.seconds, 2),
+        tail=None if outcome.ok else orientation.clip(outcome.tail(3, 300), 300),
+    )
 
 
 def _regression_run(ctx: Context, command: str) -> verify.Outcome:
@@ -90,13 +85,12 @@ def _regression_run(ctx: Context, command: str) -> verify.Outcome:
     return verify.run_command(command, ctx.root, cfg.verify_timeout)
 
 
-def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
+def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     cfg = ctx.config
-    steps = [_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say)]
+    steps = (_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say))
     clean = not gitio.status_lines(ctx.root)
-    regression: list[dict[str, Any]] = []
+    regression: list[orientation.Regression] = []
     demoted: list[str] = []
-    demoted_head = None
     if clean:
         feature_list = read_features(ctx.project)
         failing: list[tuple[features.Feature, verify.Outcome]] = []
@@ -105,7 +99,7 @@ def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
             if command is None:
                 continue
             outcome = _regression_run(ctx, command)
-            regression.append({"id": feature.id, "ok": outcome.ok, "summary": outcome.summary()})
+            regression.append(orientation.Regression(feature.id, outcome.ok, outcome.summary()))
             say(f"check regression {feature.id}: {outcome.summary()}")
             if outcome.ok:
                 record_verified_at(ctx, [feature.id])
@@ -117,15 +111,15 @@ def run_checks(ctx: Context, say: Say) -> dict[str, Any]:
             say(f"demoted {', '.join(demoted)} in {short(demoted_head)}: repair first")
     else:
         say("check regression: skipped, the work tree has uncommitted changes")
-    record = {
-        "head": gitio.head_oid(ctx.root),
-        "at": iso_now(),
-        "complete": clean,
-        "steps": steps,
-        "regression": regression,
-        "demoted": demoted,
-    }
-    state.write_json(_record_path(ctx), record)
+    record = orientation.Checks(
+        head=gitio.head_oid(ctx.root),
+        at=iso_now(),
+        complete=clean,
+        steps=steps,
+        regression=tuple(regression),
+        demoted=tuple(demoted),
+    )
+    state.write_json(_record_path(ctx), orientation.checks_to_json(record))
     return record
 
 
@@ -162,219 +156,193 @@ def _demote(
 # -- the report ----------------------------------------------------------------------------
 
 
-def _recent_commits(ctx: Context, count: int) -> list[str]:
+class Amounts(NamedTuple):
+    """How much of each part `gather` reads; `orientation.render` then cuts to its budget."""
+
+    entries: int
+    entry_chars: int
+    decisions: int
+    commits: int
+    preamble_chars: int
+    after: int
+    blocked: int
+    claims: int
+    steps: int
+
+
+BRIEF = Amounts(3, 700, 4, 3, 1200, 3, 3, 3, 4)
+FULL = Amounts(4, 1800, 6, 6, 3000, 5, 5, 5, 8)
+
+
+def _recent_commits(ctx: Context, count: int) -> tuple[str, ...]:
     if gitio.head_oid(ctx.root) is None:
-        return []
+        return ()
     from git import Repo
 
     with Repo(ctx.root) as repo:
-        return [
-            _clip(f"{commit.hexsha[:7]} {commit.summary!s}", 90)
+        return tuple(
+            orientation.clip(f"{commit.hexsha[:7]} {commit.summary!s}", 90)
             for commit in repo.iter_commits("HEAD", max_count=count)
-        ]
+        )
 
 
-def _decisions(ctx: Context, count: int) -> list[str]:
+def _decisions(ctx: Context, count: int) -> tuple[str, ...]:
+    """The newest decision records' titles, newest first."""
     folder = ctx.project.decisions_path
     records = sorted(p for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md")) if folder.is_dir() else []
     titles = []
-    for path in records[-count:]:
+    for path in reversed(records[-count:] if count else []):
         first = path.read_text(encoding="utf-8", errors="replace").lstrip().splitlines()[:1]
         title = first[0].lstrip("# ").strip() if first else path.stem
-        titles.append(_clip(f"{path.name[:4]} {title}", 90))
-    return titles
+        titles.append(orientation.clip(f"{path.name[:4]} {title}", 90))
+    return tuple(titles)
 
 
-def _feature_full(feature: features.Feature, project_verify: str) -> dict[str, Any]:
-    return {
-        "id": feature.id,
-        "description": _clip(feature.description, 300),
-        "category": feature.category,
-        "verify": features.effective_verify(feature, project_verify),
-        "attempts": feature.attempts,
-        "steps": [_clip(step, 160) for step in feature.steps[:8]],
-        "more_steps": max(0, len(feature.steps) - 8),
-    }
+def _feature_view(
+    feature: features.Feature, project_verify: str, steps: int
+) -> orientation.FeatureView:
+    return orientation.FeatureView(
+        id=feature.id,
+        description=orientation.clip(feature.description, 300),
+        category=feature.category,
+        verify=features.effective_verify(feature, project_verify),
+        attempts=feature.attempts,
+        steps=tuple(orientation.clip(step, 160) for step in feature.steps[:steps]),
+        more_steps=max(0, len(feature.steps) - steps),
+    )
 
 
-def gather(ctx: Context, brief: bool, checks: dict[str, Any] | None) -> dict[str, Any]:
+def _claim_view(
+    own: LocalClaim | None, feature_list: features.FeatureList, ctx: Context, steps: int
+) -> orientation.ClaimView | None:
+    """This worktree's claim record, as the orientation shows it."""
+    if own is None:
+        return None
+    feature = feature_list.by_id.get(own.feature)
+    return orientation.ClaimView(
+        feature=own.feature,
+        base=short(own.base),
+        taken=own.record.taken,
+        detail=_feature_view(feature, ctx.config.verify, steps) if feature else None,
+    )
+
+
+def _claim_rows(taken: dict[str, claims.Claim], count: int) -> tuple[orientation.ClaimRow, ...]:
+    return tuple(
+        orientation.ClaimRow(
+            id=c.feature,
+            session=c.record.session if c.record else "(broken claim)",
+            stale=claims.staleness(c.record),
+        )
+        for c in list(taken.values())[:count]
+    )
+
+
+def setup_warnings(ctx: Context) -> tuple[str, ...]:
+    """What keeps the protocol from working here at all, for the orientation's first lines.
+    The slot for `shiftkit setup`'s check of missing hooks and merge driver (issue 9, part 5)."""
+    return ()
+
+
+def _upcoming(
+    feature_list: features.FeatureList, taken: set[str], repair: list[str], after: int
+) -> tuple[features.Feature | None, list[features.Feature]]:
+    """The feature to claim next and the ones after it: the head of the one list `next` and
+    `claim` read (repair first)."""
+    options = features.candidates(feature_list, taken, repair)
+    return (options[0] if options else None), options[1 : 1 + after]
+
+
+def gather(
+    ctx: Context,
+    brief: bool,
+    checks: orientation.Checks | None,
+    skipped_because: str | None = None,
+) -> orientation.StartData:
     cfg = ctx.config
+    amounts = BRIEF if brief else FULL
     feature_list = read_features(ctx.project)
     taken = claims.list_claims(ctx.root)
     counts = features.counts(feature_list, taken)
     log = progress.parse(read_optional(ctx.project.progress_path))
-    n_entries, entry_chars = (2, 500) if brief else (4, 900)
     own = state.local_claim(ctx.git_dir)
-    upcoming: list[features.Feature] = []
-    repair = [i for i in repair_first(ctx) if (f := feature_list.get(i)) and features.is_open(f)]
-    if own is None:  # the head of the one list `next` and `claim` read
-        upcoming = features.candidates(feature_list, taken, repair)[: (4 if brief else 6)]
-    blocked = [f for f in feature_list.features if f.blocked is not None and not f.passes]
-    toplevel = ctx.root
-    common = gitio.common_dir(ctx.root)
-    return {
-        "where": {
-            "root": str(toplevel),
-            "cwd": os.getcwd(),
-            "worktree": "linked" if ctx.git_dir != common else "main",
-            "branch": gitio.branch(ctx.root),
-            "head": short(gitio.head_oid(ctx.root)),
-        },
-        "counts": {
-            "total": counts.total,
-            "passing": counts.passing,
-            "open": counts.open,
-            "blocked": counts.blocked,
-            "claimed": counts.claimed,
-        },
-        "all_pass": counts.total > 0 and counts.passing == counts.total,
-        "commits": _recent_commits(ctx, 3 if brief else 6),
-        "preamble": _clip(log.preamble, 800 if brief else 1600),
-        "index_line": log.index_line,
-        "entries": [_clip(e.text, entry_chars) for e in progress.newest_entries(log, n_entries)],
-        "entries_total": len(log.entries),
-        "decisions": _decisions(ctx, 2 if brief else 4),
-        "claim": (
-            {
-                "feature": own.feature,
-                "base": short(own.base),
-                "taken": own.record.taken,
-                "detail": _feature_full(feature_list.by_id[own.feature], cfg.verify)
-                if own.feature in feature_list.by_id
-                else None,
-            }
-            if own
-            else None
-        ),
-        "repair_first": repair,
-        "next": [
-            _feature_full(f, cfg.verify)
-            if i == 0
-            else {"id": f.id, "description": _clip(f.description, 100)}
-            for i, f in enumerate(upcoming)
-        ],
-        "blocked": [
-            {"id": f.id, "reason": _clip(f.blocked.reason, 100)}
-            for f in blocked[: (3 if brief else 5)]
-            if f.blocked
-        ],
-        "claims": [
-            {
-                "id": c.feature,
-                "session": c.record.session if c.record else "(broken claim)",
-                "stale": claims.staleness(c.record),
-            }
-            for c in list(taken.values())[: (3 if brief else 5)]
-        ],
-        "checks": checks,
-        "total_features_message": features.all_pass_message(feature_list),
-    }
-
-
-def render(data: dict[str, Any]) -> str:
-    w, c = data["where"], data["counts"]
-    out = [
-        f"# shiftkit start — {w['root']}",
-        f"where: {w['worktree']} worktree, branch {w['branch'] or '(detached HEAD)'}, "
-        f"HEAD {w['head']}; cwd {w['cwd']}",
-        f"features: {c['passing']}/{c['total']} passing, {c['open']} open, "
-        f"{c['blocked']} blocked, {c['claimed']} claimed",
+    record = last_check(ctx)
+    repair = [
+        i
+        for i in (record.demoted if record else ())
+        if (f := feature_list.get(i)) and features.is_open(f)
     ]
-    if data["checks"]:
-        checks = data["checks"]
-        parts = [f"{s['name']} {s['summary']}" for s in checks["steps"]]
-        parts += [f"{r['id']} {r['summary']}" for r in checks["regression"]]
-        if not checks["complete"]:
-            parts.append("regression skipped (uncommitted changes)")
-        out.append("checks: " + "; ".join(parts))
-        for step in checks["steps"]:
-            if step.get("tail"):
-                out.append(f"  {step['name']} output: {step['tail']}")
-    out.append("")
-    out.append("## recent commits")
-    out += [f"  {line}" for line in data["commits"]] or ["  (none)"]
-    out.append("")
-    out.append(f"## progress log ({data['entries_total']} entries)")
-    out.append(data["preamble"])
-    if data["index_line"]:
-        out.append(data["index_line"])
-    for entry in data["entries"]:
-        out += ["", entry]
-    if data["decisions"]:
-        out.append("")
-        out.append("## newest decisions")
-        out += [f"  {d}" for d in data["decisions"]]
-    out.append("")
-    if data["claim"]:
-        claim = data["claim"]
-        out.append(
-            f"## your claim: {claim['feature']} (base {claim['base']}, since {claim['taken']})"
-        )
-        if claim["detail"]:
-            out += _feature_lines(claim["detail"])
-        out.append(
-            "then: `shiftkit verify`, and `shiftkit finish -m ...` "
-            "or `shiftkit revert --reason ...`"
-        )
-    elif data["all_pass"]:
-        out.append(data["total_features_message"])
-    elif data["next"]:
-        if data["repair_first"]:
-            out.append(f"## repair first: {', '.join(data['repair_first'])} (demoted at start)")
-        out.append("## next")
-        out += _feature_lines(data["next"][0])
-        if len(data["next"]) > 1:
-            out.append(
-                "after that: "
-                + "; ".join(f"{f['id']} {f['description']}" for f in data["next"][1:])
-            )
-        out.append("then: `shiftkit claim` to take it")
-    else:
-        out.append("no feature can be claimed: the open ones are blocked, claimed or waiting")
-    if data["blocked"]:
-        out.append("blocked: " + "; ".join(f"{b['id']} ({b['reason']})" for b in data["blocked"]))
-    if data["claims"]:
-        out.append(
-            "claims: "
-            + "; ".join(
-                f"{x['id']} by {x['session']}" + (f" (stale? {x['stale']})" if x["stale"] else "")
-                for x in data["claims"]
-            )
-        )
-    return "\n".join(out)
+    chosen: features.Feature | None = None
+    after: list[features.Feature] = []
+    if own is None:
+        chosen, after = _upcoming(feature_list, set(taken), repair, amounts.after)
+    blocked = [f for f in feature_list.features if f.blocked is not None and not f.passes]
+    common = gitio.common_dir(ctx.root)
+    progress_name = cfg.progress
+    return orientation.StartData(
+        warnings=setup_warnings(ctx),
+        where=orientation.Where(
+            root=str(ctx.root),
+            cwd=os.getcwd(),
+            worktree="linked" if ctx.git_dir != common else "main",
+            branch=gitio.branch(ctx.root),
+            head=short(gitio.head_oid(ctx.root)),
+        ),
+        counts=orientation.Tally(
+            total=counts.total,
+            passing=counts.passing,
+            open=counts.open,
+            blocked=counts.blocked,
+            claimed=counts.claimed,
+        ),
+        all_pass=counts.total > 0 and counts.passing == counts.total,
+        total_features_message=features.all_pass_message(feature_list),
+        claim=_claim_view(own, feature_list, ctx, amounts.steps),
+        repair_first=tuple(repair),
+        next=_feature_view(chosen, cfg.verify, amounts.steps) if chosen else None,
+        after=tuple(
+            orientation.Upcoming(f.id, orientation.clip(f.description, 100)) for f in after
+        ),
+        blocked=tuple(
+            orientation.BlockedView(f.id, orientation.clip(f.blocked.reason, 100))
+            for f in blocked[: amounts.blocked]
+            if f.blocked
+        ),
+        claims=_claim_rows(taken, amounts.claims),
+        checks=checks if checks is not None else record,
+        checks_ran=checks is not None,
+        skipped_because=skipped_because,
+        entries=tuple(
+            orientation.clip_lines(e.text, amounts.entry_chars, progress_name)
+            for e in reversed(progress.newest_entries(log, amounts.entries))
+        ),
+        entries_total=len(log.entries),
+        index_line=log.index_line,
+        decisions=_decisions(ctx, amounts.decisions),
+        commits=_recent_commits(ctx, amounts.commits),
+        preamble=orientation.clip_lines(log.preamble, amounts.preamble_chars, progress_name),
+        sources=orientation.Sources(progress=progress_name, decisions=cfg.decisions.rstrip("/")),
+    )
 
 
-def _feature_lines(f: dict[str, Any]) -> list[str]:
-    lines = [f"{f['id']}  {f['description']}", f"  verify: {f['verify'] or '(none)'}"]
-    lines += [f"  {n}. {step}" for n, step in enumerate(f["steps"], 1)]
-    if f["more_steps"]:
-        lines.append(f"  (+{f['more_steps']} more steps: `shiftkit show {f['id']}`)")
-    return lines
-
-
-def with_size_line(text: str, limit: int | None) -> str:
-    """The text and a last line stating the size of the whole output, that line included."""
-    if limit is not None and len(text.encode()) > limit - 100:
-        text = text.encode()[: limit - 140].decode("utf-8", "ignore") + "\n… (cut to stay small)"
-    body = len(text.encode()) + 1
-    size = body
-    while True:
-        line = f"~{(size + 3) // 4} tokens ({size} bytes)"
-        total = body + len(line.encode()) + 1
-        if total == size:
-            return f"{text}\n{line}"
-        size = total
-
-
-def start(ctx: Context, brief: bool, as_json: bool, check: bool, say: Say) -> int:
+def start(
+    ctx: Context,
+    brief: bool,
+    as_json: bool,
+    check: bool,
+    say: Say,
+    skipped_because: str | None = None,
+) -> int:
+    """The orientation, after the checks when ``check``; ``skipped_because`` says why they
+    did not run now (a resumed or compacted session: re-read from the files, not re-run)."""
     import json
 
     progress_lines: list[str] = []
     checks = run_checks(ctx, progress_lines.append) if check else None
-    data = gather(ctx, brief, checks)
+    data = gather(ctx, brief, checks, skipped_because)
     if as_json:
-        body = json.dumps(data, indent=1, ensure_ascii=False)
-        say(body)
+        say(json.dumps(orientation.as_json(data), indent=1, ensure_ascii=False))
         return 0
-    say(with_size_line(render(data), BRIEF_LIMIT if brief else None))
+    budget = orientation.BRIEF_BUDGET if brief else orientation.FULL_BUDGET
+    say(orientation.render(data, budget))
     return 0

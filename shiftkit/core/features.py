@@ -498,3 +498,30 @@ def effective_verify(feature: Feature, project_verify: str) -> str | None:
     if feature.verify:
         return feature.verify
     return project_verify or None
+
+
+# -- shell completion ----------------------------------------------------------------------
+
+COMPLETE_KINDS = ("any", "open", "blocked")
+
+
+def completion_candidates(document: Any, kind: str, prefix: str) -> list[tuple[str, str]]:
+    """Feature ids starting with ``prefix``, with their descriptions, read from a parsed
+    feature list of any shape (never raises): ``open`` ones for `claim`, ``blocked`` ones for
+    `unblock`, ``any`` for `show` and `verify`. No schema check: completion must be quick."""
+    items = document.get("features") if isinstance(document, Mapping) else document
+    found: list[tuple[str, str]] = []
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        feature_id, description = item.get("id"), item.get("description")
+        if not isinstance(feature_id, str) or not feature_id.startswith(prefix):
+            continue
+        passes, blocked = item.get("passes") is True, item.get("blocked") is not None
+        if kind == "open" and (passes or blocked):
+            continue
+        if kind == "blocked" and (passes or not blocked):
+            continue
+        text = " ".join(description.split()) if isinstance(description, str) else ""
+        found.append((feature_id, text[:80]))
+    return found
