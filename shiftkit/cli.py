@@ -394,7 +394,11 @@ def stop_check() -> int:
 
 
 @cli.command()
-@click.option("--since", metavar="REV", help="Check only the commits after REV (default: all).")
+@click.option(
+    "--since",
+    metavar="REV",
+    help="Check only the commits after REV (default: all since shiftkit was adopted).",
+)
 @click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
 @click.option(
     "--strict",
@@ -403,11 +407,14 @@ def stop_check() -> int:
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
-    """Check every commit in range against the rules (for CI)."""
+    """Check every commit in range against the rules (for CI).
+
+    History before the commit that adopted shiftkit (the first adding .shiftkit.toml) is
+    outside the protocol and not judged."""
     from shiftkit.commands import audit as audit_mod
 
     ctx = _context()
-    selected = audit_mod.commits_in(ctx.root, since)
+    selected = audit_mod.commits_in(ctx.root, since, ctx.config.features)
 
     def say(text: str) -> None:
         click.echo(text, err=True)
