@@ -471,6 +471,25 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     return OK
 
 
+@cli.command()
+@click.option(
+    "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
+)
+def setup(force: bool) -> int:
+    """Set up a clone: the commit hooks, the reference-transaction and pre-push hooks and
+    the merge driver (only what is missing; running it again changes nothing)."""
+    from shiftkit.commands import setup as setup_mod
+    from shiftkit.edge import gitio
+
+    root = project.find().root
+    done = setup_mod.setup(root, gitio.common_dir(root), force)
+    for line in done:
+        click.echo(f"installed {line}")
+    if not done:
+        click.echo("setup: nothing to do, the hooks and the merge driver are in place")
+    return OK
+
+
 @cli.command("install-hooks")
 @click.option(
     "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."

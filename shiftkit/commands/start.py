@@ -377,15 +377,27 @@ def with_size_line(text: str, limit: int | None) -> str:
         size = total
 
 
+def setup_warning(ctx: Context) -> str | None:
+    """The first line of the output when this clone lacks hooks or the merge driver."""
+    from shiftkit.commands import setup
+
+    lacking = setup.missing(ctx.root, ctx.common_dir)
+    if not lacking:
+        return None
+    return f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`"
+
+
 def start(ctx: Context, brief: bool, as_json: bool, check: bool, say: Say) -> int:
     import json
 
+    warning = setup_warning(ctx)
     progress_lines: list[str] = []
     checks = run_checks(ctx, progress_lines.append) if check else None
     data = gather(ctx, brief, checks)
     if as_json:
-        body = json.dumps(data, indent=1, ensure_ascii=False)
+        body = json.dumps({"setup_warning": warning, **data}, indent=1, ensure_ascii=False)
         say(body)
         return 0
-    say(with_size_line(render(data), BRIEF_LIMIT if brief else None))
+    text = render(data) if warning is None else f"{warning}\n{render(data)}"
+    say(with_size_line(text, BRIEF_LIMIT if brief else None))
     return 0
