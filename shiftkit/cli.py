@@ -60,14 +60,52 @@ def cli() -> None:
     type=click.Path(path_type=Path),
     help="Append this feature list (either format) after F000.",
 )
+@click.option(
+    "--template",
+    metavar="SRC",
+    help="Render this template (a git URL or path) instead of the bundled one.",
+)
+@click.option(
+    "--vcs-ref",
+    metavar="REF",
+    help="The template's git tag or commit (with --template: copier's default, the newest tag).",
+)
+@click.option("--overwrite", is_flag=True, help="Overwrite existing files without asking.")
+@click.option(
+    "--skip-answered", is_flag=True, help="Do not ask questions the answers file already holds."
+)
+@click.option("--trust", is_flag=True, help="Let a --template run its tasks.")
 def new(
-    directory: Path, data_pairs: tuple[str, ...], defaults: bool, features_file: Path | None
+    directory: Path,
+    data_pairs: tuple[str, ...],
+    defaults: bool,
+    features_file: Path | None,
+    template: str | None,
+    vcs_ref: str | None,
+    overwrite: bool,
+    skip_answered: bool,
+    trust: bool,
 ) -> int:
-    """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template)."""
+    """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template).
+
+    The answers file records a template source and version that `copier update` can use:
+    the --template given, or this checkout, or the bundled template's published
+    repository and release tag."""
     from shiftkit.commands import scaffold
 
     data = scaffold.parse_data(data_pairs)
-    scaffold.new(directory, data, defaults=defaults, features_file=features_file)
+    scaffold.new(
+        directory,
+        data,
+        defaults=defaults,
+        features_file=features_file,
+        template=template,
+        vcs_ref=vcs_ref,
+        overwrite=overwrite,
+        skip_answered=skip_answered,
+        trust=trust,
+        release=__version__,
+    )
     return OK
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from shiftkit.core import features
+from shiftkit.core.config import CONFIG_FILE
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.core.resources import template_root
+from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
 from shiftkit.edge import gitio, project
 from shiftkit.edge.atomic import atomic_write
 
@@ -39,6 +41,31 @@ def question_names() -> set[str]:
     return {key for key in spec if not key.startswith("_")}
 
 
+class Source(NamedTuple):
+    """What copier renders from, and what the answers file records for `copier update`."""
+
+    path: str
+    vcs_ref: str | None
+    trusted: bool  # shiftkit's own template: its task (`shiftkit bootstrap`) may run
+    record: dict[str, str]  # the hidden answers that name the recorded origin, if any
+
+
+def choose_source(template: str | None, vcs_ref: str | None, trust: bool, release: str) -> Source:
+    """``--template``/``--vcs-ref`` as given; else the checkout the code runs from (a git
+    repository: its working state, or REF); else the copy bundled in the package, recorded
+    as the published repository at the release's tag, or fetched from there at REF."""
+    if template is not None:
+        return Source(template, vcs_ref, trust, {})
+    root = template_root()
+    if (root / ".git").exists():
+        # The template that matches the running code, not copier's default (the newest tag).
+        return Source(str(root), vcs_ref or "HEAD", True, {})
+    if vcs_ref is not None:
+        return Source(TEMPLATE_REPOSITORY, vcs_ref, True, {})
+    origin = {"template_origin": TEMPLATE_REPOSITORY, "template_origin_ref": f"v{release}"}
+    return Source(str(root), None, True, origin)
+
+
 def new(
     destination: Path,
     data: dict[str, str],
@@ -46,6 +73,12 @@ def new(
     defaults: bool,
     features_file: Path | None = None,
     quiet: bool = False,
+    template: str | None = None,
+    vcs_ref: str | None = None,
+    overwrite: bool = False,
+    skip_answered: bool = False,
+    trust: bool = False,
+    release: str = "0",
 ) -> None:
     destination = destination.resolve()
     if destination.exists() and not destination.is_dir():
@@ -65,22 +98,29 @@ def new(
 
     import copier
 
-    source = template_root()
-    # In a checkout the template is a git repository: use its working state (HEAD plus
-    # uncommitted changes), which is the code that is running, not the newest tag.
-    vcs_ref = "HEAD" if (source / ".git").exists() else None
+    source = choose_source(template, vcs_ref, trust, release)
+    answers: dict[str, object] = dict(data)
+    if skip_answered:
+        # copier's copy asks every question; answered ones are passed on as data instead.
+        answers = {**recorded_answers(destination), **answers}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
             copier.run_copy(
-                str(source),
+                source.path,
                 destination,
-                data=data,
+                data={**source.record, **answers},
                 defaults=defaults,
-                vcs_ref=vcs_ref,
-                unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
+                vcs_ref=source.vcs_ref,
+                overwrite=overwrite,
+                unsafe=source.trusted,  # the template's own task: git init, hooks, first commit
                 quiet=quiet,
             )
+    except copier.errors.UnsafeTemplateError:
+        raise BadInput(
+            f"the template at {source.path} runs tasks on your machine; "
+            f"pass --trust if you trust it"
+        ) from None
     except copier.errors.TaskError as exc:
         raise Refused(
             f"the template's setup task failed (exit {exc.returncode}); see above"
@@ -88,6 +128,21 @@ def new(
     except (copier.errors.CopierError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise BadInput(f"template answers: {message}") from None
+
+
+def recorded_answers(destination: Path) -> dict[str, object]:
+    """The answers a project's `.copier-answers.yml` holds for the template's questions."""
+    import yaml
+
+    try:
+        text = (destination / ".copier-answers.yml").read_text(encoding="utf-8")
+        answers = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(answers, dict):
+        return {}
+    questions = question_names()
+    return {key: value for key, value in answers.items() if key in questions}
 
 
 def _refuse_dirty_repository(destination: Path) -> None:
@@ -158,6 +213,9 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     fresh = proc.returncode != 0 or Path(proc.stdout.strip()).resolve() != destination
     if fresh:
         gitio.run(["init", "-q"], destination)
+    elif gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None:
+        adopted_already(destination)
+        return
     cfg = project.load_config(destination)
     has_history = gitio.head_oid(destination) is not None
     if has_history:
@@ -198,6 +256,19 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     )
     if commit.returncode != 0:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
+
+
+def adopted_already(destination: Path) -> None:
+    """`copier recopy`, or a second `shiftkit new` here: shiftkit is committed already. Set up
+    what this clone lacks and commit nothing: the re-rendered files are a person's to review."""
+    from shiftkit.commands import setup
+
+    setup.setup(destination, gitio.common_dir(destination))
+    print(
+        f"shiftkit: {destination} is a shiftkit project already ({CONFIG_FILE} is committed); "
+        f"hooks set up, nothing committed: review the re-rendered files (`git diff`) and "
+        f"commit what you keep"
+    )
 
 
 def install_pre_commit(root: Path) -> None:
