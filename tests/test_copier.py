@@ -248,3 +248,19 @@ def install_wheel(tmp_path: Path) -> Path:
     )
     assert installed.returncode == 0, installed.output
     return site
+
+
+def test_the_source_new_chooses() -> None:
+    from shiftkit.commands.scaffold import choose_source
+    from shiftkit.core.resources import template_root
+
+    checkout = str(template_root())  # the tests run from a git checkout
+    assert choose_source(None, None, False, "9.9") == (checkout, "HEAD", True, {})
+    assert choose_source(None, "v1", False, "9.9") == (checkout, "v1", True, {})
+    assert choose_source("gh:someone/else", None, False, "9.9") == (
+        "gh:someone/else",
+        None,
+        False,
+        {},
+    )
+    assert choose_source("/srv/t", "v2", True, "9.9") == ("/srv/t", "v2", True, {})

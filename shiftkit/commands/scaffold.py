@@ -50,7 +50,9 @@ class Source(NamedTuple):
     record: dict[str, str]  # the hidden answers that name the recorded origin, if any
 
 
-def choose_source(template: str | None, vcs_ref: str | None, trust: bool, release: str) -> Source:
+def choose_source(
+    template: str | None, vcs_ref: str | None, trust: bool, release: str | None
+) -> Source:
     """``--template``/``--vcs-ref`` as given; else the checkout the code runs from (a git
     repository: its working state, or REF); else the copy bundled in the package, recorded
     as the published repository at the release's tag, or fetched from there at REF."""
@@ -62,6 +64,10 @@ def choose_source(template: str | None, vcs_ref: str | None, trust: bool, releas
         return Source(str(root), vcs_ref or "HEAD", True, {})
     if vcs_ref is not None:
         return Source(TEMPLATE_REPOSITORY, vcs_ref, True, {})
+    if release is None:
+        from importlib.metadata import version
+
+        release = version("shiftkit")
     origin = {"template_origin": TEMPLATE_REPOSITORY, "template_origin_ref": f"v{release}"}
     return Source(str(root), None, True, origin)
 
@@ -78,7 +84,7 @@ def new(
     overwrite: bool = False,
     skip_answered: bool = False,
     trust: bool = False,
-    release: str = "0",
+    release: str | None = None,  # the running version (default: the installed package's)
 ) -> None:
     destination = destination.resolve()
     if destination.exists() and not destination.is_dir():
