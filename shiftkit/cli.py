@@ -94,25 +94,56 @@ def cli() -> None:
     help="Append this feature list (either format) after F000.",
 )
 @click.option(
+    "--template",
+    metavar="SRC",
+    help="Render this template (a git URL or path) instead of the bundled one.",
+)
+@click.option(
+    "--vcs-ref",
+    metavar="REF",
+    help="The template's git tag or commit (with --template: copier's default, the newest tag).",
+)
+@click.option(
     "--overwrite",
     is_flag=True,
-    help="Adopting: replace files shiftkit cannot merge into (never the merged ones).",
+    help="Replace existing files shiftkit cannot merge into (never the merged ones).",
 )
+@click.option(
+    "--skip-answered", is_flag=True, help="Do not ask questions the answers file already holds."
+)
+@click.option("--trust", is_flag=True, help="Let a --template run its tasks.")
 def new(
     directory: Path,
     data_pairs: tuple[str, ...],
     defaults: bool,
     features_file: Path | None,
+    template: str | None,
+    vcs_ref: str | None,
     overwrite: bool,
+    skip_answered: bool,
+    trust: bool,
 ) -> int:
     """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template), or adopt
     shiftkit in an existing one, merging into its AGENTS.md, CLAUDE.md, .gitattributes,
-    .pre-commit-config.yaml and .claude/settings.json."""
+    .pre-commit-config.yaml and .claude/settings.json.
+
+    The answers file records a template source and version that `copier update` can use:
+    the --template given, or this checkout, or the bundled template's published
+    repository and release tag."""
     from shiftkit.commands import scaffold
 
     data = scaffold.parse_data(data_pairs)
     scaffold.new(
-        directory, data, defaults=defaults, features_file=features_file, overwrite=overwrite
+        directory,
+        data,
+        defaults=defaults,
+        features_file=features_file,
+        template=template,
+        vcs_ref=vcs_ref,
+        overwrite=overwrite,
+        skip_answered=skip_answered,
+        trust=trust,
+        release=__version__,
     )
     return OK
 
@@ -470,7 +501,11 @@ def stop_check() -> int:
 
 
 @cli.command()
-@click.option("--since", metavar="REV", help="Check only the commits after REV (default: all).")
+@click.option(
+    "--since",
+    metavar="REV",
+    help="Check only the commits after REV (default: all since shiftkit was adopted).",
+)
 @click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
 @click.option(
     "--strict",
@@ -479,11 +514,14 @@ def stop_check() -> int:
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
-    """Check every commit in range against the rules (for CI)."""
+    """Check every commit in range against the rules (for CI).
+
+    History before the commit that adopted shiftkit (the first adding .shiftkit.toml) is
+    outside the protocol and not judged."""
     from shiftkit.commands import audit as audit_mod
 
     ctx = _context()
-    selected = audit_mod.commits_in(ctx.root, since)
+    selected = audit_mod.commits_in(ctx.root, since, ctx.config.features)
 
     def say(text: str) -> None:
         click.echo(text, err=True)
@@ -537,6 +575,25 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     ours_list, theirs_list = read(ours, True), read(theirs, True)
     assert ours_list is not None and theirs_list is not None
     atomic_write(ours, features.dumps(merge.merge_lists(read(base, False), ours_list, theirs_list)))
+    return OK
+
+
+@cli.command()
+@click.option(
+    "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
+)
+def setup(force: bool) -> int:
+    """Set up a clone: the commit hooks, the reference-transaction and pre-push hooks and
+    the merge driver (only what is missing; running it again changes nothing)."""
+    from shiftkit.commands import setup as setup_mod
+    from shiftkit.edge import gitio
+
+    root = project.find().root
+    done = setup_mod.setup(root, gitio.common_dir(root), force)
+    for line in done:
+        click.echo(f"installed {line}")
+    if not done:
+        click.echo("setup: nothing to do, the hooks and the merge driver are in place")
     return OK
 
 

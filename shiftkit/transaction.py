@@ -176,7 +176,6 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from pathlib import Path
 
     from shiftkit.commands import audit
-    from shiftkit.edge import commits
     from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
@@ -190,7 +189,10 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
                 tips.append(f"^{parts[3]}")
     if not tips:
         return OK
-    selected = commits.read_commits(ctx.root, [*tips, "--not", f"--remotes={remote}"])
+    positive = [tip for tip in tips if not tip.startswith("^")]
+    selected = audit.protocol_commits(
+        ctx.root, [*tips, "--not", f"--remotes={remote}"], ctx.config.features, positive
+    )
     if not selected:
         return OK
 

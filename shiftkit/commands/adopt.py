@@ -24,13 +24,15 @@ def is_adoption(destination: Path) -> bool:
 
 
 def render(
-    destination: Path, data: dict[str, str], *, defaults: bool
+    destination: Path, data: dict[str, object], *, source: scaffold.Source, defaults: bool
 ) -> dict[str, tuple[bytes, int]]:
     """The template's files as they would be in ``destination``: path -> (content, mode)."""
     with tempfile.TemporaryDirectory(prefix="shiftkit-adopt-") as scratch:
         # The folder's name is the project name's default, so render under the same name.
         target = Path(scratch) / destination.name
-        scaffold.copy_template(target, data, defaults=defaults, quiet=True, skip_tasks=True)
+        scaffold.copy_template(
+            target, data, source=source, defaults=defaults, quiet=True, skip_tasks=True
+        )
         return {
             path.relative_to(target).as_posix(): (path.read_bytes(), path.stat().st_mode & 0o7777)
             for path in sorted(target.rglob("*"))
@@ -64,8 +66,9 @@ def what_is_there(destination: Path, names: list[str]) -> tuple[dict[str, bytes]
 
 def adopt(
     destination: Path,
-    data: dict[str, str],
+    data: dict[str, object],
     *,
+    source: scaffold.Source,
     defaults: bool,
     overwrite: bool = False,
     quiet: bool = False,
@@ -79,7 +82,7 @@ def adopt(
             "git does not know who you are, so the adoption's commit cannot be made; run "
             "`git config --global user.name NAME` and `git config --global user.email EMAIL`"
         )
-    rendered = render(destination, data, defaults=defaults)
+    rendered = render(destination, data, source=source, defaults=defaults)
     existing, odd = what_is_there(destination, sorted(rendered))
     steps = adoption.plan(
         {name: content for name, (content, _) in rendered.items()},
@@ -89,7 +92,7 @@ def adopt(
         overwrite=overwrite,
     )
     writes = [step for step in steps if step.content is not None]
-    features_import = data.get("features_import", "")
+    features_import = str(data.get("features_import", ""))
     if not writes and not features_import:
         if not quiet:
             print(f"{destination}: shiftkit is already adopted here; nothing to change")

@@ -11,7 +11,7 @@ from typing import Any
 
 from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
-from shiftkit.edge import commits, gitio, verify
+from shiftkit.edge import adoption, commits, gitio, verify
 from shiftkit.edge.context import Context, short
 
 
@@ -25,8 +25,11 @@ class Finding:
     person_actions: list[str] = field(default_factory=list)
 
 
-def commits_in(root: Path, since: str | None) -> list[commits.Commit]:
-    """The commits from ``since`` (exclusive) to HEAD, oldest first."""
+def commits_in(
+    root: Path, since: str | None, features_file: str = "features.json"
+) -> list[commits.Commit]:
+    """The commits under the protocol (from the one that adopted shiftkit on: decision record
+    0013) after ``since`` (exclusive) up to HEAD, oldest first."""
     if (
         since is not None
         and gitio.run(
@@ -37,7 +40,20 @@ def commits_in(root: Path, since: str | None) -> list[commits.Commit]:
         raise BadInput(f"--since {since!r}: not a commit in this repository")
     if gitio.head_oid(root) is None:
         return []
-    return commits.read_commits(root, [f"{since}..HEAD" if since else "HEAD"])
+    return protocol_commits(root, [f"{since}..HEAD" if since else "HEAD"], features_file)
+
+
+def protocol_commits(
+    root: Path, revisions: list[str], features_file: str, tips: list[str] | None = None
+) -> list[commits.Commit]:
+    """The commits ``revisions`` select that are under the protocol; ``tips`` (default HEAD)
+    are where the protocol's part of history is looked for."""
+    scope = adoption.scope(root, tips or ["HEAD"], features_file)
+    if not scope.adopting:
+        return []
+    # The boundary first: a `--not` inside ``revisions`` would turn it around.
+    bounded = [*(f"^{oid}" for oid in scope.boundary), *revisions]
+    return [c for c in commits.read_commits(root, bounded) if c.oid in scope.commits]
 
 
 def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
@@ -51,7 +67,7 @@ def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
 def audit(
     ctx: Context, since: str | None, reverify: bool, say: Callable[[str], None]
 ) -> list[Finding]:
-    return audit_commits(ctx, commits_in(ctx.root, since), reverify, say)
+    return audit_commits(ctx, commits_in(ctx.root, since, ctx.config.features), reverify, say)
 
 
 def audit_commits(

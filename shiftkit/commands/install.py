@@ -37,7 +37,7 @@ def hooks_path(root: Path) -> Path:
     return target
 
 
-def _place(target: Path, name: str, force: bool) -> Path:
+def place(target: Path, name: str, force: bool) -> Path:
     destination = target / name
     if destination.exists() and MARKER not in destination.read_text(errors="replace"):
         if not force:
@@ -54,7 +54,7 @@ def _place(target: Path, name: str, force: bool) -> Path:
 def install(root: Path, force: bool) -> list[Path]:
     """The plain commit-hook shims and the guard hooks."""
     target = hooks_path(root)
-    installed = [_place(target, name, force) for name in HOOKS]
+    installed = [place(target, name, force) for name in HOOKS]
     installed += install_guard_hooks(root, force)
     configure_merge_driver(root)
     return installed
@@ -64,4 +64,4 @@ def install_guard_hooks(root: Path, force: bool = False) -> list[Path]:
     """The reference-transaction and pre-push shims, which the pre-commit framework does not
     manage: beside its hooks or the plain shims."""
     target = hooks_path(root)
-    return [_place(target, name, force) for name in GUARD_HOOKS]
+    return [place(target, name, force) for name in GUARD_HOOKS]

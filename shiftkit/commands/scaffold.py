@@ -6,10 +6,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 from shiftkit.core import features
+from shiftkit.core.config import CONFIG_FILE
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.core.resources import template_root
+from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
 from shiftkit.edge import gitio, project
 from shiftkit.edge.atomic import atomic_write
 
@@ -40,6 +42,37 @@ def question_names() -> set[str]:
     return {key for key in spec if not key.startswith("_")}
 
 
+class Source(NamedTuple):
+    """What copier renders from, and what the answers file records for `copier update`."""
+
+    path: str
+    vcs_ref: str | None
+    trusted: bool  # shiftkit's own template: its task (`shiftkit bootstrap`) may run
+    record: dict[str, str]  # the hidden answers that name the recorded origin, if any
+
+
+def choose_source(
+    template: str | None, vcs_ref: str | None, trust: bool, release: str | None
+) -> Source:
+    """``--template``/``--vcs-ref`` as given; else the checkout the code runs from (a git
+    repository: its working state, or REF); else the copy bundled in the package, recorded
+    as the published repository at the release's tag, or fetched from there at REF."""
+    if template is not None:
+        return Source(template, vcs_ref, trust, {})
+    root = template_root()
+    if (root / ".git").exists():
+        # The template that matches the running code, not copier's default (the newest tag).
+        return Source(str(root), vcs_ref or "HEAD", True, {})
+    if vcs_ref is not None:
+        return Source(TEMPLATE_REPOSITORY, vcs_ref, True, {})
+    if release is None:
+        from importlib.metadata import version
+
+        release = version("shiftkit")
+    origin = {"template_origin": TEMPLATE_REPOSITORY, "template_origin_ref": f"v{release}"}
+    return Source(str(root), None, True, origin)
+
+
 def new(
     destination: Path,
     data: dict[str, str],
@@ -47,7 +80,12 @@ def new(
     defaults: bool,
     features_file: Path | None = None,
     quiet: bool = False,
+    template: str | None = None,
+    vcs_ref: str | None = None,
     overwrite: bool = False,
+    skip_answered: bool = False,
+    trust: bool = False,
+    release: str | None = None,  # the running version (default: the installed package's)
 ) -> None:
     """A new scaffold in ``destination``, or shiftkit adopted into it when it holds files.
     Every check that can refuse runs before anything is written."""
@@ -66,45 +104,58 @@ def new(
             "no terminal to ask the template's questions on; "
             "pass --defaults (with --data KEY=VALUE for the answers you want)"
         )
+    source = choose_source(template, vcs_ref, trust, release)
+    answers: dict[str, object] = dict(data)
+    if skip_answered:
+        # copier's copy asks every question; answered ones are passed on as data instead.
+        answers = {**recorded_answers(destination), **answers}
     from shiftkit.commands import adopt
 
     if adopt.is_adoption(destination):
-        adopt.adopt(destination, data, defaults=defaults, overwrite=overwrite, quiet=quiet)
+        adopt.adopt(
+            destination, answers, defaults=defaults, overwrite=overwrite, quiet=quiet, source=source
+        )
     else:
-        copy_template(destination, data, defaults=defaults, quiet=quiet)
+        copy_template(
+            destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
+        )
 
 
 def copy_template(
     destination: Path,
-    data: dict[str, str],
+    answers: dict[str, object],
     *,
+    source: Source,
     defaults: bool,
     quiet: bool = False,
+    overwrite: bool = False,
     skip_tasks: bool = False,
 ) -> None:
-    """copier's copy of the bundled template into ``destination``; ``skip_tasks``: render
-    only, without the setup task (adoption renders into a scratch folder)."""
+    """copier's copy of the template into ``destination``; ``skip_tasks``: render only,
+    without the setup task (adoption renders into a scratch folder)."""
     import warnings
 
     import copier
 
-    source = template_root()
-    # In a checkout the template is a git repository: use its working state (HEAD plus
-    # uncommitted changes), which is the code that is running, not the newest tag.
-    vcs_ref = "HEAD" if (source / ".git").exists() else None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
             copier.run_copy(
-                str(source),
+                source.path,
                 destination,
-                data=data,
+                data={**source.record, **answers},
                 defaults=defaults,
-                vcs_ref=vcs_ref,
-                unsafe=True,  # the bundled template's own tasks: git init, hooks, first commit
+                vcs_ref=source.vcs_ref,
+                overwrite=overwrite,
+                unsafe=source.trusted,  # the template's own task: git init, hooks, first commit
                 quiet=quiet,
                 skip_tasks=skip_tasks,
             )
+    except copier.errors.UnsafeTemplateError:
+        raise BadInput(
+            f"the template at {source.path} runs tasks on your machine; "
+            f"pass --trust if you trust it"
+        ) from None
     except copier.errors.TaskError as exc:
         raise Refused(
             f"the template's setup task failed (exit {exc.returncode}); see above"
@@ -121,6 +172,21 @@ def _refuse_without_shiftkit_on_path() -> None:
             "install it where your shell finds it (e.g. `pipx install shiftkit`), then run "
             "this again"
         )
+
+
+def recorded_answers(destination: Path) -> dict[str, object]:
+    """The answers a project's `.copier-answers.yml` holds for the template's questions."""
+    import yaml
+
+    try:
+        text = (destination / ".copier-answers.yml").read_text(encoding="utf-8")
+        answers = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(answers, dict):
+        return {}
+    questions = question_names()
+    return {key: value for key, value in answers.items() if key in questions}
 
 
 def _refuse_dirty_repository(destination: Path) -> None:
@@ -191,6 +257,9 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     fresh = proc.returncode != 0 or Path(proc.stdout.strip()).resolve() != destination
     if fresh:
         gitio.run(["init", "-q"], destination)
+    elif gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None:
+        adopted_already(destination)
+        return
     cfg = project.load_config(destination)
     has_history = gitio.head_oid(destination) is not None
     if has_history:
@@ -231,6 +300,19 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     )
     if commit.returncode != 0:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
+
+
+def adopted_already(destination: Path) -> None:
+    """`copier recopy`, or a second `shiftkit new` here: shiftkit is committed already. Set up
+    what this clone lacks and commit nothing: the re-rendered files are a person's to review."""
+    from shiftkit.commands import setup
+
+    setup.setup(destination, gitio.common_dir(destination))
+    print(
+        f"shiftkit: {destination} is a shiftkit project already ({CONFIG_FILE} is committed); "
+        f"hooks set up, nothing committed: review the re-rendered files (`git diff`) and "
+        f"commit what you keep"
+    )
 
 
 def install_pre_commit(root: Path) -> None:

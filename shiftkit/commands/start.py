@@ -239,9 +239,14 @@ def _claim_rows(taken: dict[str, claims.Claim], count: int) -> tuple[orientation
 
 
 def setup_warnings(ctx: Context) -> tuple[str, ...]:
-    """What keeps the protocol from working here at all, for the orientation's first lines.
-    The slot for `shiftkit setup`'s check of missing hooks and merge driver (issue 9, part 5)."""
-    return ()
+    """What keeps the protocol from working here at all, for the orientation's first lines:
+    a clone without the hooks or the merge driver."""
+    from shiftkit.commands import setup
+
+    lacking = setup.missing(ctx.root, ctx.common_dir)
+    if not lacking:
+        return ()
+    return (f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",)
 
 
 def _upcoming(
@@ -341,7 +346,9 @@ def start(
     checks = run_checks(ctx, progress_lines.append) if check else None
     data = gather(ctx, brief, checks, skipped_because)
     if as_json:
-        say(json.dumps(orientation.as_json(data), indent=1, ensure_ascii=False))
+        warning = data.warnings[0] if data.warnings else None
+        body = {"setup_warning": warning, **orientation.as_json(data)}
+        say(json.dumps(body, indent=1, ensure_ascii=False))
         return 0
     budget = orientation.BRIEF_BUDGET if brief else orientation.FULL_BUDGET
     say(orientation.render(data, budget))

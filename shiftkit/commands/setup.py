@@ -1,0 +1,84 @@
+"""`shiftkit setup`: what a clone needs and git does not carry — the commit hooks, the
+reference-transaction and pre-push hooks, and the feature list's merge driver.
+
+Idempotent: it installs only what is missing. `missing` is the check `shiftkit start` makes
+on every session, so it costs one `git config` and a few small reads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from shiftkit.commands import install
+from shiftkit.edge import gitio
+
+PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+DRIVER_KEY = "merge.shiftkit-features.driver"
+
+
+def _settings(root: Path) -> tuple[str, bool]:
+    """(core.hooksPath or "", whether the merge driver is configured), in one git call."""
+    proc = gitio.run(
+        ["config", "--get-regexp", r"^(core\.hookspath|merge\.shiftkit-features\.driver)$"],
+        root,
+        check=False,
+    )
+    hooks_path, driver = "", False
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        if key.lower() == "core.hookspath":
+            hooks_path = value.strip()
+        elif key == DRIVER_KEY and value.strip():
+            driver = True
+    return hooks_path, driver
+
+
+def _hook_ok(path: Path, markers: tuple[str, ...]) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return os.access(path, os.X_OK) and any(marker in text for marker in markers)
+
+
+def missing(root: Path, common_dir: Path) -> list[str]:
+    """What this clone lacks, by name: hooks git would not run shiftkit from, and the merge
+    driver `.gitattributes` names."""
+    hooks_path, driver = _settings(root)
+    hooks = Path(hooks_path) if hooks_path else common_dir / "hooks"
+    hooks = hooks if hooks.is_absolute() else root / hooks
+    lacking = [
+        f"{name} hook"
+        for name in install.HOOKS
+        # the pre-commit framework's own script, or shiftkit's plain shim
+        if not _hook_ok(hooks / name, ("pre-commit", install.MARKER))
+    ]
+    lacking += [
+        f"{name} hook"
+        for name in install.GUARD_HOOKS
+        if not _hook_ok(hooks / name, (install.MARKER,))
+    ]
+    if not driver:
+        lacking.append("features merge driver")
+    return lacking
+
+
+def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
+    """Install what `missing` names; what was done, one line each (empty: nothing to do)."""
+    lacking = missing(root, common_dir)
+    done = []
+    framework = (root / PRE_COMMIT_CONFIG).is_file()
+    if framework and any(f"{name} hook" in lacking for name in install.HOOKS):
+        from shiftkit.commands.scaffold import install_pre_commit
+
+        install_pre_commit(root)  # it installs both, as the config's hook types say
+        done.append("pre-commit and commit-msg hooks (pre-commit framework)")
+    shims = install.GUARD_HOOKS if framework else (*install.HOOKS, *install.GUARD_HOOKS)
+    for name in shims:
+        if f"{name} hook" in lacking:
+            done.append(f"{name} hook: {install.place(install.hooks_path(root), name, force)}")
+    if "features merge driver" in lacking:
+        install.configure_merge_driver(root)
+        done.append(f"features merge driver ({DRIVER_KEY})")
+    return done

@@ -1,0 +1,119 @@
+"""Fresh clones: git carries no hooks and no merge driver; `shiftkit start` says so in its
+first line and `shiftkit setup` installs them, once. Real `git clone`, real pre-commit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import git, git_ok, shiftkit, use_shims, write
+
+HOOKS = ("pre-commit", "commit-msg", "reference-transaction", "pre-push")
+
+
+def clone_of(project: Path, tmp_path: Path) -> Path:
+    clone = tmp_path / "clone"
+    git_ok(tmp_path, "clone", "-q", str(project), str(clone))
+    return clone
+
+
+def hooks_state(repo: Path) -> dict[str, tuple[str, int]]:
+    hooks = repo / ".git" / "hooks"
+    return {
+        path.name: (path.read_text(errors="replace"), path.stat().st_mtime_ns)
+        for path in sorted(hooks.iterdir())
+        if not path.name.endswith(".sample")
+    }
+
+
+def first_line(repo: Path, *args: str) -> str:
+    result = shiftkit(repo, "start", "--no-check", *args)
+    assert result.returncode == 0, result.output
+    return result.stdout.splitlines()[0]
+
+
+def test_a_fresh_clone_warns_until_setup_and_setup_runs_once(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    assert "WARNING" not in first_line(scaffold)  # the scaffold itself is set up
+    clone = clone_of(scaffold, tmp_path)
+    warning = first_line(clone)
+    assert warning.startswith("WARNING") and "`shiftkit setup`" in warning
+    for name in (*HOOKS, "merge driver"):
+        assert name in warning, name
+    assert first_line(clone, "--brief").startswith("WARNING")
+    as_json = json.loads(shiftkit(clone, "start", "--no-check", "--json").stdout)
+    assert "shiftkit setup" in as_json["setup_warning"]
+
+    done = shiftkit(clone, "setup")
+    assert done.returncode == 0, done.output
+    assert "pre-commit framework" in done.stdout and "merge driver" in done.stdout
+    for name in HOOKS:
+        assert (clone / ".git" / "hooks" / name).is_file(), name
+    driver = git_ok(clone, "config", "merge.shiftkit-features.driver")
+    assert driver.strip() == "shiftkit merge-features %O %A %B"
+    state = hooks_state(clone)
+
+    again = shiftkit(clone, "setup")
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+    assert hooks_state(clone) == state
+    assert not first_line(clone).startswith("WARNING")
+    assert shiftkit(clone, "start", "--no-check", "--json").stdout.count('"setup_warning": null')
+
+    # The hooks now judge the clone's commits.
+    write(clone / "notes.txt", "hello\n")
+    git_ok(clone, "add", "notes.txt")
+    refused = git(clone, "commit", "-m", "wip")
+    assert refused.returncode != 0 and "rule 9" in refused.output
+
+
+def test_one_missing_piece_is_named_and_only_it_is_installed(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    (scaffold / ".git" / "hooks" / "pre-push").unlink()
+    git_ok(scaffold, "config", "--unset", "merge.shiftkit-features.driver")
+    warning = first_line(scaffold)
+    assert "pre-push hook" in warning and "merge driver" in warning
+    assert "pre-commit hook" not in warning and "reference-transaction" not in warning
+    before = hooks_state(scaffold)
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0, done.output
+    after = hooks_state(scaffold)
+    assert set(after) == set(before) | {"pre-push"}
+    assert after["pre-commit"] == before["pre-commit"]
+    assert not first_line(scaffold).startswith("WARNING")
+
+
+def test_without_the_framework_setup_installs_the_plain_shims(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    use_shims(scaffold)
+    git_ok(scaffold, "rm", "-q", ".pre-commit-config.yaml")
+    git_ok(scaffold, "commit", "-q", "-m", "Use plain git hooks instead of the framework")
+    clone = clone_of(scaffold, tmp_path)
+    done = shiftkit(clone, "setup")
+    assert done.returncode == 0, done.output
+    assert "exec shiftkit hook" in (clone / ".git" / "hooks" / "pre-commit").read_text()
+    assert not first_line(clone).startswith("WARNING")
+
+
+def test_setup_leaves_a_foreign_hook_alone_without_force(scaffold: Path, tmp_path: Path) -> None:
+    clone = clone_of(scaffold, tmp_path)
+    foreign = write(clone / ".git" / "hooks" / "pre-push", "#!/bin/sh\nexit 0\n")
+    foreign.chmod(0o755)
+    refused = shiftkit(clone, "setup")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("shiftkit: ") and "--force" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    forced = shiftkit(clone, "setup", "--force")
+    assert forced.returncode == 0, forced.output
+    assert (clone / ".git" / "hooks" / "pre-push.pre-shiftkit").read_text() == "#!/bin/sh\nexit 0\n"
+    assert not first_line(clone).startswith("WARNING")
+
+
+def test_install_hooks_still_installs_the_plain_shims(scaffold: Path) -> None:
+    for name in ("pre-commit", "commit-msg"):
+        (scaffold / ".git" / "hooks" / name).unlink()
+    result = shiftkit(scaffold, "install-hooks")
+    assert result.returncode == 0, result.output
+    assert "exec shiftkit hook" in (scaffold / ".git" / "hooks" / "commit-msg").read_text()
