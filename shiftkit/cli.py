@@ -469,8 +469,35 @@ def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None
     from shiftkit.commands import decisions
 
     proj = project.find()
-    path = decisions.decide(proj.decisions_path, title, why, list(rejected), decision)
+    # A number free here and on the remote's branch: records written on two branches at
+    # once do not collide when they meet.
+    ref = decisions.shared_ref(proj.root, proj.config.claims.remote)
+    elsewhere = decisions.numbers_at(proj.root, ref, proj.config.decisions)
+    path = decisions.decide(
+        proj.decisions_path, title, why, list(rejected), decision, elsewhere=elsewhere
+    )
     click.echo(f"wrote {path.relative_to(proj.root)}")
+    return OK
+
+
+@cli.command("renumber-decisions")
+@click.option(
+    "--against",
+    metavar="REF",
+    help="The branch whose numbers win (default: the remote's copy of this branch).",
+)
+def renumber_decisions(against: str | None) -> int:
+    """Renumber this branch's decision records whose numbers REF gives to other records."""
+    from shiftkit.commands import decisions
+
+    proj = project.find()
+    ref = against or decisions.shared_ref(proj.root, proj.config.claims.remote)
+    if ref is None:
+        raise BadInput("no remote branch to compare with; name one with --against REF")
+    moves = decisions.renumber(proj.root, proj.decisions_path, ref)
+    for old, new in moves:
+        click.echo(f"renamed {old} -> {new}")
+    click.echo("nothing to renumber" if not moves else "review and commit the renamed records")
     return OK
 
 

@@ -264,3 +264,58 @@ def test_a_dead_holder_is_shown_stale(scaffold: Path) -> None:
         holder.kill()
         holder.wait()
     assert f"STALE? process {holder.pid} is gone" in ok(scaffold, "claims")
+
+
+# -- decision records numbered on two machines ---------------------------------------------------
+
+
+def _decide(machine: Path, title: str) -> str:
+    out = ok(machine, "decide", title, "--why", "w", "--rejected", "r")
+    git_ok(machine, "add", "-A")
+    git_ok(machine, "commit", "-q", "-m", f"Record the decision: {title}")
+    return out.split("/")[-1].strip()
+
+
+def test_decision_numbers_never_collide_silently(scaffold: Path, tmp_path: Path) -> None:
+    _, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    first = _decide(one, "Use SQLite")
+    git_ok(one, "push", "-q", "origin", "main")
+    # two has fetched: its next number is free on the remote's branch too.
+    git_ok(two, "fetch", "-q", "origin")
+    assert _decide(two, "Use a queue")[:4] != first[:4]
+    git_ok(two, "reset", "-q", "--hard", "origin/main")
+    # two decides without fetching: the same number as a record one pushes meanwhile.
+    clash = _decide(two, "Cache the sessions")
+    second = _decide(one, "Use tokens")
+    git_ok(one, "push", "-q", "origin", "main")
+    assert clash[:4] == second[:4]
+    refused = shiftkit(two, "sync")
+    assert refused.returncode == 1, refused.output
+    assert "shiftkit renumber-decisions" in refused.stderr
+    assert git_ok(two, "status", "--porcelain") == ""  # the merge was undone
+    renamed = ok(two, "renumber-decisions")
+    assert f"renamed {clash} ->" in renamed
+    git_ok(two, "add", "-A")
+    git_ok(two, "commit", "-q", "-m", "Renumber the session cache decision")
+    assert "synced main" in ok(two, "sync")
+    names = sorted(p.name for p in (two / "docs" / "decisions").glob("0*.md"))
+    assert len({name[:4] for name in names}) == len(names)
+    assert shiftkit(two, "audit").returncode == 0
+    # A collision merged past every hook is flagged by audit.
+    git_ok(one, "pull", "-q", "--no-rebase", "origin", "main")
+    _decide(one, "Third")
+    git_ok(two, "reset", "-q", "--hard", "origin/main")
+    _decide(two, "Fourth")
+    git_ok(
+        two,
+        "-c",
+        "core.hooksPath=/dev/null",
+        "pull",
+        "-q",
+        "--no-rebase",
+        "--no-verify",
+        str(one),
+        "main",
+    )
+    flagged = shiftkit(two, "audit")
+    assert flagged.returncode == 1 and "decision record number" in flagged.output, flagged.output

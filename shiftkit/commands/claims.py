@@ -310,10 +310,13 @@ def sync(ctx: Context, say: Say) -> int:
         )
         if merged.returncode != 0:
             gitio.run(["merge", "--abort"], ctx.root, check=False)
-            detail = (merged.stdout + merged.stderr).strip().splitlines()
+            lines = (merged.stdout + merged.stderr).strip().splitlines()
+            # A hook's refusal names the rule; say that rather than git's last words.
+            ours = [line for line in lines if "rule " in line or "shiftkit:" in line]
+            detail = (ours or lines or ["conflict"])[0].removeprefix("shiftkit: ").strip()
             raise Refused(
-                f"merging {name}/{branch} failed ({detail[-1] if detail else 'conflict'}); "
-                f"nothing changed — merge by hand, then `shiftkit sync`"
+                f"merging {name}/{branch} failed ({detail}); nothing changed — fix that, or "
+                f"merge by hand, then `shiftkit sync`"
             )
         head = gitio.head_oid(ctx.root)
         if head != before and head is not None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date
 from pathlib import Path
 
+from shiftkit.core import rules
 from shiftkit.core.errors import BadInput
+from shiftkit.edge import gitio
 from shiftkit.edge.atomic import atomic_write
 
 INDEX = "README.md"
@@ -17,9 +20,64 @@ def slugify(title: str) -> str:
     return slug[:60].rstrip("-") or "decision"
 
 
-def next_number(folder: Path) -> int:
+def next_number(folder: Path, elsewhere: Iterable[int] = ()) -> int:
+    """One past every number used here and in ``elsewhere`` (the remote's branch)."""
     numbers = [int(p.name[:4]) for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md")]
-    return max(numbers, default=0) + 1
+    return max([*numbers, *elsewhere], default=0) + 1
+
+
+def shared_ref(root: Path, remote: str) -> str | None:
+    """The remote's copy of this branch, as last fetched: `[shiftkit.claims] remote`, else
+    the branch's upstream remote. None when there is none."""
+    branch = gitio.branch(root)
+    if branch is None:
+        return None
+    if not remote:
+        proc = gitio.run(["config", "--get", f"branch.{branch}.remote"], root, check=False)
+        remote = proc.stdout.strip()
+    if not remote or remote == ".":
+        return None
+    ref = f"refs/remotes/{remote}/{branch}"
+    if gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).returncode != 0:
+        return None
+    return ref
+
+
+def names_at(root: Path, ref: str, folder: str) -> list[str]:
+    proc = gitio.run(["ls-tree", "--name-only", f"{ref}:{folder.rstrip('/')}"], root, check=False)
+    return proc.stdout.splitlines() if proc.returncode == 0 else []
+
+
+def numbers_at(root: Path, ref: str | None, folder: str) -> list[int]:
+    if ref is None:
+        return []
+    return [int(number) for number in rules.decision_numbers(names_at(root, ref, folder))]
+
+
+def renumber(root: Path, folder: Path, ref: str) -> list[tuple[str, str]]:
+    """Give this branch's records whose numbers ``ref`` uses for other records the next
+    free numbers (on both), fixing their headings and index lines. Returns (old, new)."""
+    relative = folder.relative_to(root).as_posix()
+    theirs = rules.decision_numbers(names_at(root, ref, relative))
+    ours = sorted(p.name for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md"))
+    moves = []
+    for name in ours:
+        number = name[:4]
+        if number in theirs and name not in theirs[number]:
+            free = next_number(folder, [int(n) for n in theirs])
+            new_name = f"{free:04d}-{name[5:]}"
+            text = (folder / name).read_text(encoding="utf-8")
+            text = re.sub(rf"^# {int(number)}\.", f"# {free}.", text, count=1)
+            atomic_write(folder / new_name, text)
+            (folder / name).unlink()
+            moves.append((name, new_name))
+    index = folder / INDEX
+    if moves and index.exists():
+        text = index.read_text(encoding="utf-8")
+        for old, new in moves:
+            text = text.replace(f"[{old[:4]}]({old})", f"[{new[:4]}]({new})")
+        atomic_write(index, text)
+    return moves
 
 
 def render(
@@ -39,7 +97,12 @@ def render(
 
 
 def decide(
-    folder: Path, title: str, why: str, rejected: list[str], decision: str | None = None
+    folder: Path,
+    title: str,
+    why: str,
+    rejected: list[str],
+    decision: str | None = None,
+    elsewhere: Iterable[int] = (),
 ) -> Path:
     if not title.strip():
         raise BadInput("TITLE is empty; name the decision, e.g. 'Use SQLite for storage'")
@@ -48,7 +111,7 @@ def decide(
     if not rejected or not all(r.strip() for r in rejected):
         raise BadInput("--rejected is empty; name the alternative you did not take, and why")
     folder.mkdir(parents=True, exist_ok=True)
-    number = next_number(folder)
+    number = next_number(folder, elsewhere)
     path = folder / f"{number:04d}-{slugify(title)}.md"
     text = render(number, title, why, decision or title, rejected, date.today().isoformat())
     atomic_write(path, text)

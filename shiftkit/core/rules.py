@@ -674,3 +674,30 @@ def _unique(items: list[Violation]) -> list[Violation]:
             seen.add(item)
             result.append(item)
     return result
+
+
+def decision_numbers(names: Sequence[str]) -> dict[str, list[str]]:
+    """Decision record file names (``NNNN-slug.md``) by number."""
+    found: dict[str, list[str]] = {}
+    for name in names:
+        number, dash, _ = name.partition("-")
+        if dash and len(number) == 4 and number.isdigit() and name.endswith(".md"):
+            found.setdefault(number, []).append(name)
+    return found
+
+
+def rule12_decisions(
+    parents: Sequence[Sequence[str]], names: Sequence[str], folder: str
+) -> list[Violation]:
+    """Two records with one number that no parent had: records numbered on two branches
+    and merged, or a hand-made collision. The later one is renumbered, never silently kept."""
+    before = [{n for n, files in decision_numbers(p).items() if len(files) > 1} for p in parents]
+    return [
+        Violation(
+            Rule.DECISIONS,
+            f"decision record number {number} names {' and '.join(sorted(files))} in "
+            f"{folder}; renumber yours with `shiftkit renumber-decisions` and commit",
+        )
+        for number, files in sorted(decision_numbers(names).items())
+        if len(files) > 1 and not all(number in dup for dup in before)
+    ]

@@ -106,6 +106,7 @@ def judge_commit(
         judge=settings.judge,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
     )
+    report.violations.extend(_decision_numbers(root, commit, cfg.decisions))
     if (
         features_blob is not None
         and report.staged is not None
@@ -113,3 +114,23 @@ def judge_commit(
     ):
         state.mark_validated(common_dir, features_blob[0])
     return report
+
+
+def _decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
+    """Rule 12, read only when the commit's decision folder differs from a parent's."""
+    from shiftkit.core import rules
+
+    folder = folder.rstrip("/")
+    revs = [commit.oid, *commit.parents]
+    code, out, _ = gitio.plumb(["rev-parse", *[f"{rev}:{folder}" for rev in revs]], root)
+    trees = out.decode().split()
+    if code == 0 and len(set(trees)) == 1:
+        return []  # the folder is the same in the commit and every parent
+
+    def listing(rev: str) -> list[str]:
+        code, out, _ = gitio.plumb(["ls-tree", "--name-only", f"{rev}:{folder}"], root)
+        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
+
+    return rules.rule12_decisions(
+        [listing(parent) for parent in commit.parents], listing(commit.oid), folder
+    )
