@@ -136,10 +136,12 @@ def pending_note_path(ctx: Context) -> Path:
 
 
 def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, str | None]:
-    """The log to write, and the new archive when a prune is due (else None)."""
+    """The log to write, tidied (`progress.tidy`: what whitespace fixers leave unchanged),
+    and the new archive when a prune is due (else None)."""
     from shiftkit.core import progress
 
     cfg = ctx.config
+    log_text = progress.tidy(log_text)
     log = progress.parse(log_text)
     if not progress.due(log, cfg.log.keep, cfg.log.block):
         return log_text, None
