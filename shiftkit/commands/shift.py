@@ -650,7 +650,10 @@ def override(ctx: Context, subject: str, reason: str, say: Say) -> int:
     if not gitio.out(["diff", "--cached", "--name-only"], ctx.root).strip():
         raise Refused("nothing is staged; `git add` the change to make as a person first")
     sign = person_signs(ctx)
-    new_head = commit(ctx, f"{subject.strip()}\n\nShiftkit-Override: {reason.strip()}\n", [], sign)
+    again = "nothing was committed and the index is as it was; run it again once fixed"
+    with undone_on_refusal(ctx, say, again):
+        message = f"{subject.strip()}\n\nShiftkit-Override: {reason.strip()}\n"
+        new_head = commit(ctx, message, [], sign)
     say(f"committed {short(new_head)} as a person's override{' (signed)' if sign else ''}")
     return 0
 
