@@ -59,8 +59,8 @@ def test_prune_moves_verbatim_and_keeps_newest() -> None:
     after = progress.parse(pruned.log_text)
     archive = progress.parse(pruned.archive_text)
     assert len(after.entries) == 5
-    assert [e.text for e in archive.entries] + [e.text for e in after.entries] == [
-        e.text for e in log.entries
+    assert [e.key for e in archive.entries] + [e.key for e in after.entries] == [
+        e.key for e in log.entries
     ]
     assert after.preamble == PREAMBLE
     assert after.index_line == (
@@ -95,3 +95,71 @@ def test_interrupted_prune_does_not_duplicate_archive() -> None:
     first = progress.prune(log, "", 5, [], "a.txt")
     again = progress.prune(log, first.archive_text, 5, [], "a.txt")
     assert again.archive_text == first.archive_text
+
+
+# -- the layout whitespace hooks leave unchanged -------------------------------------------------
+
+from fixers import fixed  # noqa: E402
+
+
+def test_a_written_log_ends_with_one_newline_and_passes_the_fixers() -> None:
+    text = build(3)
+    assert text.endswith("more\n") and not text.endswith("\n\n")
+    assert fixed(text) == {}
+
+
+def test_an_entry_is_written_without_line_end_whitespace_or_stray_line_breaks() -> None:
+    block = progress.format_entry(
+        "2026-11-29 10:00 UTC",
+        "F001",
+        "passed  ",
+        "abc1234",
+        "\n\n  first   \r\nsecond\t\rthird \n\n",
+    )
+    assert block == "## 2026-11-29 10:00 UTC | F001 | passed | abc1234\n  first\nsecond\nthird\n"
+    assert fixed(progress.append(PREAMBLE, block)) == {}
+
+
+def test_entries_compare_without_blank_lines_and_line_end_whitespace() -> None:
+    tidy = progress.parse(build(3))
+    loose = progress.parse(
+        build(3).replace("more\n\n", "more  \n\n\n").rstrip("\n").replace("thing 1", "thing one")
+    )
+    assert [e.key for e in loose.entries] != [e.key for e in tidy.entries]  # a real change
+    loose = progress.parse(build(3).replace("more\n\n", "more  \n\n\n").rstrip("\n"))
+    assert [e.key for e in loose.entries] == [e.key for e in tidy.entries]
+    assert [e.clean for e in loose.entries] == [e.clean for e in tidy.entries]
+
+
+def test_tidy_lays_out_any_spacing_the_way_shiftkit_writes_it() -> None:
+    canonical = build(4)
+    for loose in (
+        canonical.rstrip("\n"),  # no newline at the end
+        canonical + "\n\n",  # blank lines at the end
+        canonical.replace("more\n\n", "more\n"),  # git's union merge folded the separators
+        canonical.replace("more\n\n", "more \n \n\n\n"),  # a hand edit
+        canonical.replace("\n", "\r\n"),
+    ):
+        assert progress.tidy(loose) == canonical
+    assert progress.tidy(canonical) == canonical
+    assert progress.tidy("") == ""
+    assert progress.tidy(PREAMBLE + "\n\n") == PREAMBLE
+
+
+def test_a_pruned_log_and_its_archive_pass_the_fixers() -> None:
+    loose = build(12).rstrip("\n")  # as end-of-file-fixer and a missing newline leave it
+    archive = progress.ARCHIVE_HEAD + "\n" + entry(90) + "\n\n\n"
+    pruned = progress.prune(progress.parse(loose), archive, 5, [], "a.txt")
+    assert fixed(pruned.log_text) == {} and fixed(pruned.archive_text) == {}
+    assert [e.key for e in progress.parse(pruned.archive_text).entries] == [
+        progress.parse(entry(90)).entries[0].key,
+        *(e.key for e in progress.parse(loose).entries[:7]),
+    ]
+
+
+def test_an_interrupted_prune_is_recognised_whatever_the_spacing() -> None:
+    log = progress.parse(build(12))
+    first = progress.prune(log, "", 5, [], "a.txt")
+    # end-of-file-fixer (or a person) touched the archive before the prune was run again
+    again = progress.prune(log, first.archive_text.rstrip("\n") + "\n\n\n", 5, [], "a.txt")
+    assert again.archive_text == first.archive_text and again.log_text == first.log_text

@@ -349,3 +349,55 @@ def test_rule8_refuses_a_changed_preamble() -> None:
     old = _log(*SIX)
     [violation] = _rule8(old, old.replace("Goal: a demo.", "Goal: another demo."))
     assert "preamble" in violation.message
+
+
+# -- rule 8 and the blank lines between entries ---------------------------------------------------
+
+
+def _loosen(text: str) -> str:
+    """The log as a merge, a fixer or a hand edit may leave it: entries not separated by a
+    blank line, spaces at line ends, no newline at the end."""
+    return text.replace("\n\n## ", "\n## ", 2).replace("entry 1\n", "entry 1  \n").rstrip("\n")
+
+
+def test_rule8_accepts_the_fixers_own_commit_and_appends_after_it() -> None:
+    old = _log(*SIX)
+    loose = _loosen(old)
+    assert _rule8(old, old.rstrip("\n") + "\n") == []  # end-of-file-fixer's commit
+    assert _rule8(old, loose) == []  # and any other change of spacing only
+    assert _rule8(loose, old) == []  # shiftkit tidying it again
+    appended = progress.append(
+        loose, progress.format_entry("2026-11-07 10:00 UTC", "F007", "passed", "abc1234", "x")
+    )
+    assert _rule8(loose, appended) == []
+    assert _rule8(loose, progress.tidy(appended)) == []
+
+
+def test_rule8_accepts_a_prune_of_a_loose_log() -> None:
+    loose = _loosen(_log(*SIX))
+    archive = progress.ARCHIVE_HEAD + "\n" + _loosen(_log(("F000", "passed")).split("\n\n", 1)[1])
+    for old_archive in ("", archive):
+        pruned = progress.prune(progress.parse(loose), old_archive, 3, [], "progress-archive.txt")
+        assert _rule8(loose, pruned.log_text, old_archive, pruned.archive_text) == []
+        blocked = progress.prune(progress.parse(loose), old_archive, 3, ["F002"], "a.txt")
+        assert (
+            _rule8(loose, blocked.log_text, old_archive, blocked.archive_text, frozenset({"F002"}))
+            == []
+        )
+
+
+def test_rule8_still_refuses_edits_hidden_among_spacing_changes() -> None:
+    old = _log(*SIX)
+    loose = _loosen(old)
+    entries = progress.parse(old).entries
+    edited = loose.replace("entry 2", "entry 2, all fine")
+    dropped = loose.replace(entries[4].key, "")
+    swapped = old.replace(entries[2].text, "").replace(
+        entries[3].text, entries[3].text + entries[2].text
+    )
+    index_added = old.replace(
+        "Goal: a demo.\n", "Goal: a demo.\n\n[shiftkit] 9 earlier entries archived\n"
+    )
+    for new in (edited, dropped, swapped, index_added):
+        [violation] = _rule8(old, new)
+        assert violation.rule == rules.Rule.LOG_APPEND_ONLY, new

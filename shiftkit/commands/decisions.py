@@ -80,16 +80,26 @@ def renumber(root: Path, folder: Path, ref: str) -> list[tuple[str, str]]:
     return moves
 
 
+def _paragraphs(text: str) -> str:
+    """User text as a record holds it: no line-end whitespace, \\n line breaks, nothing
+    blank at either end (so the file passes the usual whitespace hooks unchanged)."""
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip()
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
 def render(
     number: int, title: str, why: str, decision: str, rejected: list[str], today: str
 ) -> str:
-    rejected_lines = "\n".join(f"- {item.strip()}" for item in rejected)
+    rejected_lines = "\n".join(f"- {_paragraphs(item)}" for item in rejected)
     return (
-        f"# {number}. {title.strip()}\n\n"
+        f"# {number}. {_one_line(title)}\n\n"
         f"Date: {today}\n\n"
         f"## Status\n\nAccepted\n\n"
-        f"## Context\n\n{why.strip()}\n\n"
-        f"## Decision\n\n{decision.strip()}\n\n"
+        f"## Context\n\n{_paragraphs(why)}\n\n"
+        f"## Decision\n\n{_paragraphs(decision)}\n\n"
         f"## Consequences\n\nA later session that wants to change this writes a new record that "
         f"supersedes this one.\n\n"
         f"## Rejected alternatives\n\n{rejected_lines}\n"
@@ -117,10 +127,11 @@ def decide(
     atomic_write(path, text)
     index = folder / INDEX
     try:
-        current = index.read_text(encoding="utf-8")
+        current = index.read_bytes().decode("utf-8")  # line endings as they are
     except FileNotFoundError:
         current = "# Decision records\n\n"
+    newline = "\r\n" if current.endswith("\r\n") else "\n"  # the index's own line endings
     if current and not current.endswith("\n"):
-        current += "\n"
-    atomic_write(index, current + f"- [{number:04d}]({path.name}) {title.strip()}\n")
+        current += newline
+    atomic_write(index, current + f"- [{number:04d}]({path.name}) {_one_line(title)}{newline}")
     return path

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftkit.core import features, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, snapshot, state, verify
-from shiftkit.edge.atomic import atomic_write
 from shiftkit.edge.context import (
     Context,
     add_note,
@@ -36,6 +35,7 @@ from shiftkit.edge.context import (
     write_planned_log,
 )
 from shiftkit.edge.project import read_features
+from shiftkit.edge.undo import undone_on_refusal
 
 Say = Callable[[str], None]
 
@@ -236,20 +236,24 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         f"Shiftkit-Claim: {record.oid or '-'}\n"
     )
     _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
-    originals = _bookkeeping_texts(ctx)
-    write_features(ctx, flipped)
-    write_planned_log(ctx, new_log, new_archive)
-    gitio.run(["add", "-A"], ctx.root)
-    tree = gitio.write_tree(ctx.root)
-    _require_verified_tree(ctx, verified_tree, tree, originals)
-    command = verifier_of(ctx, feature)
-    # The committed tree is the verified tree plus shiftkit's own bookkeeping.
-    verify.record_pass(ctx.common_dir, tree, verify.cache_command(command, ctx.config.verify_in))
-    try:
+    again = (
+        f"nothing was committed, and the index, {ctx.config.features} and the log are as "
+        f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
+        f"`shiftkit finish` again, which verifies the tree it commits"
+    )
+    # Refused from here on (a hook, or a tree that is not the verified one): the index and
+    # shiftkit's files as they were, so finish can simply be run again.
+    with undone_on_refusal(ctx, say, again):
+        write_features(ctx, flipped)
+        write_planned_log(ctx, new_log, new_archive)
+        gitio.run(["add", "-A"], ctx.root)
+        tree = gitio.write_tree(ctx.root)
+        _require_verified_tree(ctx, verified_tree, tree)
+        command = verifier_of(ctx, feature)
+        # The committed tree is the verified tree plus shiftkit's own bookkeeping.
+        mode = ctx.config.verify_in
+        verify.record_pass(ctx.common_dir, tree, verify.cache_command(command, mode))
         new_head = commit(ctx, message.replace("TREE", tree))
-    except Refused:
-        _restore(ctx, originals)  # the index and files as they were: finish can simply re-run
-        raise
     _close_claim(ctx, record, say)
     say(
         f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
@@ -277,23 +281,7 @@ def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
         raise Refused(f"{problem}; nothing was committed")
 
 
-def _bookkeeping_texts(ctx: Context) -> dict[Any, str | None]:
-    paths = (ctx.project.features_path, ctx.project.progress_path, ctx.project.archive_path)
-    return {path: (path.read_text(encoding="utf-8") if path.exists() else None) for path in paths}
-
-
-def _restore(ctx: Context, originals: dict[Any, str | None]) -> None:
-    gitio.run(["reset", "-q"], ctx.root)
-    for path, text in originals.items():
-        if text is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write(path, text)
-
-
-def _require_verified_tree(
-    ctx: Context, verified: str, committed: str, originals: dict[Any, str | None]
-) -> None:
+def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
     cfg = ctx.config
@@ -304,7 +292,6 @@ def _require_verified_tree(
     strangers = [path for path in changed if path and path not in ours]
     if not strangers:
         return
-    _restore(ctx, originals)
     raise Refused(
         f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
         f"the tree to commit is not the tree verified, so nothing was committed — "
@@ -376,16 +363,51 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     failure = state.read_json(_last_failure_path(ctx))
     if not isinstance(failure, dict) or failure.get("feature") != feature_id:
         failure = None
-    gitio.run(["reset", "-q", "--hard", base], ctx.root)
-    # -d without -x: untracked files of the attempt go; ignored files and .git stay.
-    gitio.run(["clean", "-f", "-d", "-q"], ctx.root)
+    again = (
+        f"nothing was reverted: the work tree, the index and the claim on {feature_id} are as "
+        f"they were; fix what it reports and run `shiftkit revert` again"
+    )
+    # Refused on the way (by a hook): the attempt's files, the branch and the index come back.
+    with undone_on_refusal(ctx, say, again, work_tree=True):
+        gitio.run(["reset", "-q", "--hard", base], ctx.root)
+        # -d without -x: untracked files of the attempt go; ignored files and .git stay.
+        gitio.run(["clean", "-f", "-d", "-q"], ctx.root)
+        attempt = _record_attempt(ctx, record, reason, failure)
+        new_head = commit_bookkeeping(ctx, attempt.message)
+    if attempt.signature is not None and not attempt.repeated:
+        history_path = _failure_history_path(ctx)
+        history = state.read_json(history_path) or {}
+        history[feature_id] = [*history.get(feature_id, []), attempt.signature]
+        state.write_json(history_path, history)
+    _close_claim(ctx, record, say)
+    say(
+        f"reverted to {short(base)}; recorded attempt {attempt.number} of {feature_id} in "
+        f"{short(new_head)}; claim released"
+    )
+    if attempt.blocked is not None:
+        say(f"{feature_id} is now BLOCKED ({attempt.blocked.reason}); a person must unblock it")
+    _reset_environment(ctx, say)
+    return 0
 
+
+class Attempt(NamedTuple):
+    number: int
+    blocked: features.Blocked | None
+    signature: str | None
+    repeated: bool  # the same failure signature as an earlier attempt
+    message: str  # of the commit that records it
+
+
+def _record_attempt(
+    ctx: Context, record: LocalClaim, reason: str, failure: dict[str, Any] | None
+) -> Attempt:
+    """Count the failed attempt in the feature list (blocking at the limit or a repeated
+    failure) and log it; the files are written, not committed."""
+    feature_id, base = record.feature, record.base
     feature_list = read_features(ctx.project)
     feature = features.require(feature_list, feature_id, ctx.config.features)
     attempts = feature.attempts + 1
-    history_path = _failure_history_path(ctx)
-    history = state.read_json(history_path) or {}
-    seen = history.get(feature_id, [])
+    seen = (state.read_json(_failure_history_path(ctx)) or {}).get(feature_id, [])
     signature = failure["signature"] if failure else None
     repeated = signature is not None and signature in seen
     blocked = None
@@ -413,21 +435,9 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     )
     write_features(ctx, updated)
     write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))
-    subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
+    subject = f"{feature_id}: {outcome}"
     message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.oid or '-'}\n"
-    new_head = commit_bookkeeping(ctx, message)
-    if signature is not None and not repeated:
-        history[feature_id] = [*seen, signature]
-        state.write_json(history_path, history)
-    _close_claim(ctx, record, say)
-    say(
-        f"reverted to {short(base)}; recorded attempt {attempts} of {feature_id} in "
-        f"{short(new_head)}; claim released"
-    )
-    if blocked is not None:
-        say(f"{feature_id} is now BLOCKED ({blocked.reason}); a person must unblock it")
-    _reset_environment(ctx, say)
-    return 0
+    return Attempt(attempts, blocked, signature, repeated, message)
 
 
 def _reset_environment(ctx: Context, say: Say) -> None:
@@ -482,15 +492,17 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
         short(head),
         f"{note_text.strip()}\n(was blocked: {feature.blocked.reason})",
     )
-    write_features(ctx, updated)
-    write_log(
-        ctx,
-        progress.append(read_optional(ctx.project.progress_path), entry),
-        features.blocked_ids(updated),
-    )
-    new_head = commit_bookkeeping(
-        ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n", sign
-    )
+    again = "nothing was committed and the files are as they were; run it again once fixed"
+    with undone_on_refusal(ctx, say, again):
+        write_features(ctx, updated)
+        write_log(
+            ctx,
+            progress.append(read_optional(ctx.project.progress_path), entry),
+            features.blocked_ids(updated),
+        )
+        new_head = commit_bookkeeping(
+            ctx, f"{feature_id}: unblocked by a person\n\n{note_text.strip()}\n", sign
+        )
     say(f"{feature_id} is unblocked (attempts reset) in {short(new_head)}")
     return 0
 
@@ -509,7 +521,10 @@ def override(ctx: Context, subject: str, reason: str, say: Say) -> int:
     if not gitio.out(["diff", "--cached", "--name-only"], ctx.root).strip():
         raise Refused("nothing is staged; `git add` the change to make as a person first")
     sign = person_signs(ctx)
-    new_head = commit(ctx, f"{subject.strip()}\n\nShiftkit-Override: {reason.strip()}\n", [], sign)
+    again = "nothing was committed and the index is as it was; run it again once fixed"
+    with undone_on_refusal(ctx, say, again):
+        message = f"{subject.strip()}\n\nShiftkit-Override: {reason.strip()}\n"
+        new_head = commit(ctx, message, [], sign)
     say(f"committed {short(new_head)} as a person's override{' (signed)' if sign else ''}")
     return 0
 
@@ -536,10 +551,12 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
             f"{cfg.log.keep + cfg.log.block}"
         )
         return 0
-    write_log(ctx, text, features.blocked_ids(read_features(ctx.project)))
-    new_head = commit(
-        ctx, "Prune the progress log into the archive\n", [cfg.progress, cfg.log.archive]
-    )
+    again = "nothing was committed and the log is as it was; run it again once fixed"
+    with undone_on_refusal(ctx, say, again):
+        write_log(ctx, text, features.blocked_ids(read_features(ctx.project)))
+        new_head = commit(
+            ctx, "Prune the progress log into the archive\n", [cfg.progress, cfg.log.archive]
+        )
     say(f"pruned the log in {short(new_head)}")
     return 0
 

@@ -25,6 +25,15 @@ class Refused(ShiftkitError):
         super().__init__(message, REFUSED)
 
 
+class HookRefused(Refused):
+    """A commit hook refused a commit shiftkit made: the one-line reason, and what the hooks
+    printed (``shown``), for the command to print before its own line."""
+
+    def __init__(self, message: str, shown: str) -> None:
+        super().__init__(message)
+        self.shown = shown
+
+
 class BadInput(ShiftkitError):
     def __init__(self, message: str) -> None:
         super().__init__(message, USAGE)

@@ -1,6 +1,12 @@
 """The progress log: entries with a machine-readable header, appended at unit boundaries,
 pruned losslessly in blocks to the archive.
 
+Layout as shiftkit writes it (`tidy`): no line ends in whitespace, one blank line between the
+head and each entry, exactly one newline at the end of the file — what `end-of-file-fixer`,
+`trailing-whitespace` and `mixed-line-ending` leave unchanged. Entries are compared by `key`,
+which ignores the blank lines between them and the whitespace at the end of their lines: merges,
+those fixers and hand edits change exactly that.
+
 Pure functions over text; the callers read and write the files.
 """
 
@@ -12,13 +18,20 @@ from typing import NamedTuple
 
 HEADER = re.compile(
     r"^## (?P<time>\d{4}-\d\d-\d\d \d\d:\d\d UTC) \| (?P<feature>[^|\s]+) \| "
-    r"(?P<outcome>[^|\n]+?) \| (?P<base>[0-9a-f]{4,40}|-)[ \t]*$",
+    r"(?P<outcome>[^|\n]+?) \| (?P<base>[0-9a-f]{4,40}|-)[ \t\r\x0b\x0c]*$",
     re.MULTILINE,
 )
 INDEX_PREFIX = "[shiftkit] "
 ARCHIVE_HEAD = (
     "# Progress archive — entries moved out of the progress log by shiftkit, oldest first\n"
 )
+# What `trailing-whitespace` strips at the end of a line (bytes.rstrip's ASCII whitespace).
+_LINE_END_SPACE = re.compile(r"[ \t\r\x0b\x0c]+$", re.MULTILINE)
+
+
+def _tidy_lines(text: str) -> str:
+    """``text`` without whitespace at the end of its lines and without trailing blank lines."""
+    return _LINE_END_SPACE.sub("", text).rstrip("\n")
 
 
 class Entry(NamedTuple):
@@ -26,12 +39,18 @@ class Entry(NamedTuple):
     feature: str
     outcome: str
     base: str
-    text: str  # the whole block, verbatim: header line, body, trailing blank line
+    text: str  # the whole block, verbatim: header line, body, any blank lines after it
 
     @property
     def key(self) -> str:
-        """The entry without its trailing blank lines, which merges may fold."""
-        return self.text.rstrip("\n")
+        """The entry as the rules compare it: without the blank lines after it and the
+        whitespace at the end of its lines, which merges, fixers and hand edits change."""
+        return _tidy_lines(self.text)
+
+    @property
+    def clean(self) -> str:
+        """The entry as shiftkit writes it: its key and one newline."""
+        return self.key + "\n"
 
     @property
     def body(self) -> str:
@@ -44,14 +63,15 @@ class Log(NamedTuple):
 
     @property
     def preamble(self) -> str:
+        """The head without the index line, blank lines around it and line-end whitespace."""
         lines = [line for line in self.head.splitlines() if not line.startswith(INDEX_PREFIX)]
-        return "\n".join(lines).strip("\n") + "\n"
+        return _tidy_lines("\n".join(lines)).lstrip("\n") + "\n"
 
     @property
     def index_line(self) -> str | None:
         for line in self.head.splitlines():
             if line.startswith(INDEX_PREFIX):
-                return line
+                return line.rstrip()
         return None
 
     def text(self) -> str:
@@ -75,21 +95,36 @@ def parse(text: str) -> Log:
 
 
 def format_entry(time: str, feature: str, outcome: str, base: str, body: str) -> str:
+    """One entry: its header line and body, ending with one newline (no blank line: `append`
+    puts one before the next entry). No line ends in whitespace; every line break is \\n."""
     # An empty outcome would leave a header that no longer parses, merging the entry into
     # the one before it.
     outcome = " ".join(outcome.replace("|", "/").split()) or "-"
-    text = body.strip("\n")
-    lines = [line for line in text.splitlines()]
+    lines = [line.rstrip() for line in body.splitlines()]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
     # A body line that looks like a header would split the entry when read back.
     safe = [(" " + line) if HEADER.match(line) else line for line in lines]
     block = f"## {time} | {feature} | {outcome} | {base}\n"
     if safe:
         block += "\n".join(safe) + "\n"
-    return block + "\n"
+    return block
+
+
+def tidy(text: str) -> str:
+    """The log (or archive) laid out as shiftkit writes it, entries unchanged by `key`: no
+    line-end whitespace, one blank line before each entry, one newline at the end."""
+    log = parse(text)
+    head = _tidy_lines(log.head)
+    parts = ([head + "\n"] if head.strip() else []) + [entry.clean for entry in log.entries]
+    return "\n".join(parts)
 
 
 def append(text: str, entry_text: str) -> str:
-    """The log with one more entry: the old text is an exact prefix of the new one."""
+    """The log with one more entry after a blank line: the old text is an exact prefix of
+    the new one."""
     if text and not text.endswith("\n"):
         text += "\n"
     if text and not text.endswith("\n\n"):
@@ -110,8 +145,9 @@ class Pruned(NamedTuple):
 def prune(
     log: Log, archive_text: str, keep: int, blocked_ids: Iterable[str], archive_name: str
 ) -> Pruned:
-    """Cut the log back to its newest ``keep`` entries, moving the rest verbatim to the
-    end of the archive; the newest entry about each blocked feature stays in the log."""
+    """Cut the log back to its newest ``keep`` entries, moving the rest to the end of the
+    archive (unchanged by `key`: only blank lines and line-end whitespace are tidied); the
+    newest entry about each blocked feature stays in the log."""
     entries = log.entries
     cut = max(0, len(entries) - keep)
     older, newest = entries[:cut], entries[cut:]
@@ -125,25 +161,23 @@ def prune(
                 break
     moved = tuple(e for i, e in enumerate(older) if i not in retained)
     kept = tuple(e for i, e in enumerate(older) if i in retained) + newest
-    if not archive_text:
-        archive_text = ARCHIVE_HEAD + "\n"
-    new_archive = archive_text
-    moved_text = "".join(entry.text for entry in moved)
+    new_archive = tidy(archive_text) if archive_text.strip() else ARCHIVE_HEAD
     # A prune interrupted after writing the archive already put these entries there: the
     # archive ends with them and holds exactly that many more than the log's index line
     # counts. (Ending with them alone is not enough: an entry can repeat word for word.)
+    archived = parse(new_archive).entries
     interrupted = (
         moved
-        and archive_text.endswith(moved_text)
-        and len(parse(archive_text).entries) == _indexed_count(log) + len(moved)
+        and len(archived) == _indexed_count(log) + len(moved)
+        and [e.key for e in archived[len(archived) - len(moved) :]] == [e.key for e in moved]
     )
     if moved and not interrupted:
-        # One block, verbatim: padding between entries that were not separated by a blank
-        # line would change them (rule 8 wants them at the end of the archive as they were).
-        new_archive = append(new_archive, moved_text)
-    archived = parse(new_archive).entries
-    head = log.preamble + "\n" + index_line(archived, archive_name) + "\n\n"
-    return Pruned(head + "".join(e.text for e in kept), new_archive, moved)
+        new_archive = append(new_archive, "\n".join(e.clean for e in moved))
+        archived = parse(new_archive).entries
+    head = "\n\n".join(
+        part for part in (log.preamble.strip("\n"), index_line(archived, archive_name)) if part
+    )
+    return Pruned("\n".join([head + "\n", *(e.clean for e in kept)]), new_archive, moved)
 
 
 def _indexed_count(log: Log) -> int:

@@ -514,7 +514,8 @@ def rule8_log(
 ) -> list[Violation]:
     """The log only grows at its end, except a prune: the oldest entries (bar the newest one
     about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
-    Entries compare without their trailing blank lines, which merges and fixers fold."""
+    Entries compare by `progress.Entry.key`, without the blank lines between them and the
+    whitespace at the end of their lines, which merges, fixers and hand edits change."""
     from shiftkit.core import progress
 
     problems: list[Violation] = []
@@ -542,6 +543,8 @@ def rule8_log(
                 )
             )
             continue
+        if _is_append(old, new):
+            continue
         if not _is_prune(
             old, new, progress.parse(parent.archive or "").entries, new_archive, kept_ids
         ):
@@ -557,6 +560,15 @@ def rule8_log(
     return problems
 
 
+def _is_append(old: Any, new: Any) -> bool:
+    """Every old entry unchanged and in place, the index line kept, new entries after them."""
+    old_keys = [e.key for e in old.entries]
+    return (
+        old.index_line == new.index_line
+        and [e.key for e in new.entries[: len(old_keys)]] == old_keys
+    )
+
+
 def _is_prune(
     old: progress.Log,
     new: progress.Log,
@@ -564,26 +576,46 @@ def _is_prune(
     new_archive: Sequence[progress.Entry],
     kept_ids: frozenset[str],
 ) -> bool:
-    old_keys = [e.key for e in old.entries]
-    new_keys = [e.key for e in new.entries]
-    present = set(new_keys)
-    removed = [i for i, key in enumerate(old_keys) if key not in present]
-    if not removed:
-        return False  # entries changed in place, or the text around them did
-    survivors = [key for key in old_keys if key in present]
-    if new_keys[: len(survivors)] != survivors:
-        return False  # the kept entries moved, or something was inserted among them
-    # Only the oldest go: every entry older than the last one removed is removed too, unless
-    # it is the newest entry about a blocked feature (kept where the person looks first).
-    if any(
-        old_keys[i] in present and old.entries[i].feature not in kept_ids
-        for i in range(removed[-1])
-    ):
-        return False
+    """The new log is the old one with its oldest entries moved, in order, to the end of the
+    archive — bar some that stay, each about a blocked feature (kept where the person looks
+    first) — and maybe new entries appended. Entries are compared by key, position by
+    position: two entries can be equal."""
     archived = [e.key for e in old_archive]
     if [e.key for e in new_archive[: len(archived)]] != archived:
         return False
-    return [e.key for e in new_archive[len(archived) :]] == [old_keys[i] for i in removed]
+    moved = [e.key for e in new_archive[len(archived) :]]
+    old_entries = old.entries
+    if not moved or len(moved) > len(old_entries):
+        return False
+    # The survivors first; entries after them were appended in the same commit.
+    new_keys = [e.key for e in new.entries[: len(old_entries) - len(moved)]]
+    if len(new_keys) != len(old_entries) - len(moved):
+        return False
+    # Every old entry from `cut` on stays, in order, at the end of the new log; the ones
+    # before it were either moved or kept for a blocked feature.
+    for cut in range(len(old_entries), len(moved) - 1, -1):
+        tail = len(old_entries) - cut
+        if [e.key for e in old_entries[cut:]] != new_keys[len(new_keys) - tail :]:
+            break  # a longer tail cannot match either
+        if _moved_or_kept(old_entries[:cut], moved, new_keys[: len(new_keys) - tail], kept_ids):
+            return True
+    return False
+
+
+def _moved_or_kept(
+    older: Sequence[Any], moved: list[str], kept: list[str], kept_ids: frozenset[str]
+) -> bool:
+    """``older`` is ``moved`` and ``kept`` interleaved, each kept entry about a blocked
+    feature."""
+    m = k = 0
+    for entry in older:
+        if m < len(moved) and entry.key == moved[m]:
+            m += 1
+        elif k < len(kept) and entry.key == kept[k] and entry.feature in kept_ids:
+            k += 1
+        else:
+            return False
+    return m == len(moved) and k == len(kept)
 
 
 def evaluate(

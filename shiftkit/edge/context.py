@@ -11,7 +11,7 @@ from pathlib import Path
 
 from shiftkit.core import features
 from shiftkit.core.config import Config
-from shiftkit.core.errors import Refused
+from shiftkit.core.errors import HookRefused, Refused
 from shiftkit.edge import gitio, project, state
 from shiftkit.edge.atomic import atomic_write
 
@@ -78,7 +78,8 @@ def work_tree_id(ctx: Context) -> str:
 
 def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: bool = False) -> str:
     """Commit through the real hooks: everything (``git add -A``), only ``paths``, or (with
-    an empty list) what is staged; ``sign``: with the person's signing key (`-S`)."""
+    an empty list) what is staged; ``sign``: with the person's signing key (`-S`). A refusal
+    raises `HookRefused`, naming the failed hooks, with their output to show."""
     options = ["commit", "-q", "-F", "-", *(["-S"] if sign else [])]
     if paths is None:
         gitio.run(["add", "-A"], ctx.root)
@@ -91,9 +92,10 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: boo
         args = [*options, "--", *present]
     proc = gitio.run(args, ctx.root, input=message, check=False)
     if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).strip().splitlines()
-        reasons = [line for line in output if line.startswith("shiftkit:")] or output[-3:]
-        raise Refused(f"the commit was refused: {' / '.join(reasons) or 'see git output'}")
+        from shiftkit.core import hookoutput
+
+        output = proc.stdout + proc.stderr
+        raise HookRefused(hookoutput.refusal(output), hookoutput.shown(output))
     head = gitio.head_oid(ctx.root)
     assert head is not None
     return head
@@ -149,10 +151,12 @@ def clear_note(ctx: Context) -> None:
 
 
 def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, str | None]:
-    """The log to write, and the new archive when a prune is due (else None)."""
+    """The log to write, tidied (`progress.tidy`: what whitespace fixers leave unchanged),
+    and the new archive when a prune is due (else None)."""
     from shiftkit.core import progress
 
     cfg = ctx.config
+    log_text = progress.tidy(log_text)
     log = progress.parse(log_text)
     if not progress.due(log, cfg.log.keep, cfg.log.block):
         return log_text, None
