@@ -14,7 +14,7 @@ from typing import Any
 from shiftkit.core import features, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import claims, gitio, snapshot, state, verify
+from shiftkit.edge import claims, gitio, ledger, snapshot, state, verify
 from shiftkit.edge.atomic import atomic_write
 from shiftkit.edge.context import (
     Context,
@@ -172,6 +172,7 @@ def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
+        ledger.note_unit(ctx, own, "released")
         if own.oid:
             claims.release_ref(ctx.root, own.feature, own.oid)
         state.drop_local_claim(ctx.git_dir)
@@ -263,6 +264,7 @@ def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool
                     f".gitignore)\n" + outcome.output
                 ),
             )
+    ledger.note_verify(ctx, feature.id, outcome.ok, outcome.seconds)
     if outcome.ok:
         verify.record_pass(ctx.common_dir, tree, key)
         record_verified_at(ctx, [feature.id])
@@ -367,6 +369,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     originals = _bookkeeping_texts(ctx)
     write_features(ctx, flipped)
     write_planned_log(ctx, new_log, new_archive)
+    ledger.close_unit(ctx, record, "passed")
     gitio.run(["add", "-A"], ctx.root)
     tree = gitio.write_tree(ctx.root)
     _require_verified_tree(ctx, verified_tree, tree, originals)
@@ -406,7 +409,12 @@ def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
 
 
 def _bookkeeping_texts(ctx: Context) -> dict[Any, str | None]:
-    paths = (ctx.project.features_path, ctx.project.progress_path, ctx.project.archive_path)
+    paths = (
+        ctx.project.features_path,
+        ctx.project.progress_path,
+        ctx.project.archive_path,
+        ledger.ledger_path(ctx),
+    )
     return {path: (path.read_text(encoding="utf-8") if path.exists() else None) for path in paths}
 
 
@@ -425,7 +433,7 @@ def _require_verified_tree(
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
     cfg = ctx.config
-    ours = {cfg.features, cfg.progress, cfg.log.archive}
+    ours = {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
     changed = gitio.out(
         ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
     ).split("\0")
@@ -543,6 +551,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))
     subject = f"{feature_id}: attempt {attempts} failed, " + ("blocked" if blocked else "reverted")
     message = f"{subject}\n\n{reason.strip()}\n\nShiftkit-Claim: {record.oid or '-'}\n"
+    ledger.close_unit(ctx, record, "blocked" if blocked else "failed", signature)
     new_head = commit_bookkeeping(ctx, message)
     if signature is not None and not repeated:
         history[feature_id] = [*seen, signature]

@@ -34,6 +34,7 @@ class Rule(enum.IntEnum):
     MESSAGE = 9  # the subject says something
     CONFIG = 10  # an enforcement setting changes only on its own, flipping nothing
     PERSON = 11  # person actions carry what the people policy asks (a signature)
+    LEDGER_APPEND_ONLY = 12  # the cost ledger only grows at its end; a merge is a union
 
 
 OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS})

@@ -100,9 +100,14 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: boo
 
 
 def commit_bookkeeping(ctx: Context, message: str, sign: bool = False) -> str:
-    """Commit only shiftkit's own files (feature list, log, archive), whatever else is dirty."""
+    """Commit only shiftkit's own files (feature list, log, archive, and the ledger with the
+    entries waiting for this boundary), whatever else is dirty."""
+    from shiftkit.core.ledger import LEDGER_FILE
+    from shiftkit.edge import ledger
+
     cfg = ctx.config
-    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive], sign)
+    ledger.fold(ctx)
+    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE], sign)
 
 
 def person_signs(ctx: Context) -> bool:
