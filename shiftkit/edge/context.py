@@ -96,6 +96,9 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: boo
         raise Refused(f"the commit was refused: {' / '.join(reasons) or 'see git output'}")
     head = gitio.head_oid(ctx.root)
     assert head is not None
+    from shiftkit.edge import ledger
+
+    ledger.forget_committed(ctx)
     return head
 
 

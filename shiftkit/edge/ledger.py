@@ -92,6 +92,18 @@ def fold(ctx: Context) -> bool:
     return True
 
 
+def forget_committed(ctx: Context) -> None:
+    """After a commit: waiting entries that HEAD's ledger now holds wait no longer (another
+    branch checked out next must not get them again)."""
+    if not _read(pending_path(ctx)).strip():
+        return
+    committed = {e.id for e in ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD")}
+    waiting = pending(ctx)
+    left = [e for e in waiting if e.id not in committed]
+    if len(left) != len(waiting):
+        atomic_write(pending_path(ctx), ledger.dumps(left))
+
+
 # -- what happens at the boundaries -----------------------------------------------------------
 
 
