@@ -513,6 +513,53 @@ def usage_add(
     return cost_mod.add(_context(), spent, model, cost_usd, session, _say)
 
 
+@cli.command("run")
+@click.option("--agent", required=True, help="The command that runs one agent session.")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--budget-tokens",
+    type=click.FloatRange(min=0),
+    help="Stop once this run spent this many fresh-equivalent tokens.",
+)
+@click.option("--budget-usd", type=click.FloatRange(min=0), help="Stop once this run spent this.")
+@click.option(
+    "--no-progress",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Stop after K sessions in a row without a new passing feature.",
+)
+@click.option(
+    "--session-timeout", type=click.FloatRange(min=0), help="Seconds before a session is stopped."
+)
+@click.option(
+    "--prompt-stdin",
+    is_flag=True,
+    help="Give the prompt on standard input, not as the last argument ({prompt} places it).",
+)
+def run_cmd(
+    agent: str,
+    max_sessions: int,
+    budget_tokens: float | None,
+    budget_usd: float | None,
+    no_progress: int,
+    session_timeout: float | None,
+    prompt_stdin: bool,
+) -> int:
+    """The outer loop: agent sessions one after another, until every feature passes (in
+    verified commits), all that remain are blocked, a budget is spent, K sessions make no
+    progress, the same failure ends two sessions, or --max-sessions.
+
+    Exit codes: 0 all pass; 10 all remaining blocked; 11 budget; 12 no progress;
+    13 the same failure twice in a row; 14 max sessions; 130 interrupted (Ctrl-C).
+    """
+    from shiftkit.commands import run as run_mod
+    from shiftkit.core import loop
+
+    limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
+    return run_mod.run(agent, limits, prompt_stdin, _say)
+
+
 @cli.command("merge-features")
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("ours", type=click.Path(path_type=Path))
