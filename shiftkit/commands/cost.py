@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shiftkit.core import cost, features
+from shiftkit.core import cost
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Usage
-from shiftkit.edge import gitio, ledger, state
+from shiftkit.edge import ledger, state
 from shiftkit.edge.context import Context
-from shiftkit.edge.project import read_features
+from shiftkit.edge.project import read_features, read_features_at
 
 Say = Callable[[str], None]
 BY = ("feature", "session", "day")
@@ -26,14 +26,18 @@ BY = ("feature", "session", "day")
 def feature_status(ctx: Context) -> list[tuple[str, str]]:
     """(id, passing | blocked | open) of each feature as committed at HEAD: what passes is
     what a verified commit says, never the work tree."""
-    text = gitio.read_blobs(ctx.root, [f"HEAD:{ctx.config.features}"])[0]
-    if text is None:
-        feature_list = read_features(ctx.project)
-    else:
-        feature_list = features.loads(text, f"{ctx.config.features} at HEAD")
+    committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    feature_list = committed if committed is not None else read_features(ctx.project)
     return [
-        (f.id, "passing" if f.passes else "blocked" if f.blocked is not None else "open")
-        for f in feature_list.features
+        (
+            item["id"],
+            "passing"
+            if item.get("passes") is True
+            else "blocked"
+            if item.get("blocked") is not None
+            else "open",
+        )
+        for item in feature_list.items
     ]
 
 
@@ -55,7 +59,11 @@ def cost_cmd(ctx: Context, as_json: bool, by: str, say: Say) -> int:
 def status_line(ctx: Context) -> str | None:
     """`status`'s cost line, once there is usage (None before, or when it cannot be read)."""
     try:
-        return cost.one_line(build_report(ctx))
+        entries = ledger.read_all(ctx)
+        if not any(e.kind == "usage" and e.usage.tokens for e in entries):
+            return None
+        passing = sum(1 for _, status in feature_status(ctx) if status == "passing")
+        return cost.one_line(cost.totals(entries, passing, ctx.config.cost, ctx.config.prices))
     except BadInput:
         return None
 

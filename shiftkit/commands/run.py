@@ -22,7 +22,7 @@ from shiftkit.core.ledger import Usage
 from shiftkit.edge import gitio, state
 from shiftkit.edge import ledger as ledger_io
 from shiftkit.edge.context import Context, open_context, short
-from shiftkit.edge.project import read_features
+from shiftkit.edge.project import read_features, read_features_at
 
 Say = Callable[[str], None]
 
@@ -40,18 +40,25 @@ class Session(NamedTuple):
 
 
 def head_list(ctx: Context) -> features.FeatureList:
-    text = gitio.read_blobs(ctx.root, [f"HEAD:{ctx.config.features}"])[0]
-    if text is None:
-        return read_features(ctx.project)
-    return features.loads(text, f"{ctx.config.features} at HEAD")
+    committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    return committed if committed is not None else read_features(ctx.project)
+
+
+_COUNTS: dict[str, tuple[int, int, int]] = {}  # by the list's blob id: content-addressed
 
 
 def verified_counts(ctx: Context) -> tuple[int, int, int]:
     """(total, passing, claimable) by the feature list at HEAD."""
+    spec = f"HEAD:{ctx.config.features}"
+    blob = gitio.run(["rev-parse", "-q", "--verify", spec], ctx.root, check=False).stdout.strip()
+    if blob and blob in _COUNTS:
+        return _COUNTS[blob]  # (the id alone: a 5,000-feature list is a megabyte to read)
     listing = head_list(ctx)
-    passing = sum(1 for f in listing.features if f.passes)
-    claimable = 0 if features.next_feature(listing, {}) is None else 1
-    return len(listing.features), passing, claimable
+    passing = sum(1 for item in listing.items if item.get("passes") is True)
+    counts = len(listing.items), passing, loop.claimable(listing.items)
+    if blob:
+        _COUNTS[blob] = counts
+    return counts
 
 
 def run(
@@ -120,7 +127,7 @@ def one_session(
         if record["demoted"]:
             say(f"  start check: demoted {', '.join(record['demoted'])} (repair first)")
     listing = head_list(ctx)
-    text = loop.prompt([f.id for f in listing.features])
+    text = loop.prompt([str(item.get("id")) for item in listing.items[:2]])
     argv = loop.agent_argv(command, text, prompt_on_stdin)
     session_id = f"run-{run_id}-{number}"
     started = ledger_io.now()

@@ -184,6 +184,19 @@ def report(
     )
 
 
+def totals(
+    entries: Sequence[Entry],
+    passing: int,
+    ratios: CostConfig,
+    prices: Sequence[tuple[str, ModelPrice]] = (),
+) -> Report:
+    """Only the totals and the cost per passing feature (the status line's), no rows."""
+    total = _spend(entries, ratios, dict(prices))
+    empty = _row(UNATTRIBUTED, "", [], Spend())
+    per = total.divided(passing) if passing else None
+    return Report([], empty, total, passing, per, [], "feature", [])
+
+
 # -- renderings ---------------------------------------------------------------------------
 
 

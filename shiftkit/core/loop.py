@@ -6,7 +6,8 @@ It stops on verified state — the feature list at HEAD, after the session's com
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 # Exit codes of `shiftkit run`, one per stop reason (0-4 keep their meaning everywhere).
 ALL_PASS = 0
@@ -103,6 +104,19 @@ def after(state: State, passing: int, claimable: int, signature: str | None) -> 
         sessions=state.sessions + 1,
         without_progress=0 if progressed else state.without_progress + 1,
         signatures=(*state.signatures, None if progressed else signature),
+    )
+
+
+def claimable(items: Sequence[Mapping[str, Any]]) -> int:
+    """How many features the protocol could pick now (not passing, not blocked, every
+    dependency passing), read from the list's raw items: no `Feature` is built."""
+    passing = {item.get("id") for item in items if item.get("passes") is True}
+    return sum(
+        1
+        for item in items
+        if item.get("passes") is not True
+        and item.get("blocked") is None
+        and all(dep in passing for dep in item.get("depends_on") or ())
     )
 
 
