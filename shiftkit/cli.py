@@ -181,10 +181,15 @@ def status(as_json: bool) -> int:
     proj = project.find()
     feature_list = project.read_features(proj)
     data = views.status_data(feature_list, _claims(proj), _repair_first(proj))
+    from shiftkit.commands import cost as cost_mod
+
+    line = cost_mod.status_line(_context())
     if as_json:
-        _emit_json(data)
+        _emit_json({**data, "cost": line})
     else:
         click.echo(views.status_text(data, terminal=sys.stdout.isatty()))
+        if line:
+            click.echo(line)
     return OK
 
 
@@ -582,6 +587,114 @@ def guard() -> int:
     if message:
         click.echo(message, err=True)
     return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--by",
+    type=click.Choice(["feature", "session", "day"]),
+    default="feature",
+    show_default=True,
+    help="One row per feature, session or day.",
+)
+def cost(as_json: bool, by: str) -> int:
+    """What the work cost: tokens by kind, fresh-equivalent tokens, money, and the cost per
+    passing feature (all spend / features passing now)."""
+    from shiftkit.commands import cost as cost_mod
+
+    return cost_mod.cost_cmd(_context(), as_json, by, _say)
+
+
+@cli.group()
+def usage() -> None:
+    """Record the agent's token usage in the ledger (committed at the next unit boundary)."""
+
+
+@usage.command("record")
+@click.option(
+    "--transcript",
+    type=click.Path(path_type=Path),
+    help="A Claude Code transcript (default: 'transcript_path' of the hook JSON on stdin).",
+)
+@click.option("--session", help="The session id (default: the hook's 'session_id').")
+def usage_record(transcript: Path | None, session: str | None) -> int:
+    """Claude Code SessionEnd hook: record the transcript's usage, per feature claimed."""
+    from shiftkit.commands import cost as cost_mod
+
+    return cost_mod.record(_context(), _stdin_text(), transcript, session, _say)
+
+
+@usage.command("add")
+@click.option("--input", "input_tokens", type=click.IntRange(min=0), required=True)
+@click.option("--output", "output_tokens", type=click.IntRange(min=0), required=True)
+@click.option("--cache-read", type=click.IntRange(min=0), default=0)
+@click.option("--cache-write", type=click.IntRange(min=0), default=0)
+@click.option("--model", default="unknown", show_default=True)
+@click.option("--cost-usd", type=float, help="What the harness says it cost.")
+@click.option("--session", help="The session id (default: $SHIFTKIT_SESSION or 'manual').")
+def usage_add(
+    input_tokens: int,
+    output_tokens: int,
+    cache_read: int,
+    cache_write: int,
+    model: str,
+    cost_usd: float | None,
+    session: str | None,
+) -> int:
+    """Record usage reported by any harness, for this worktree's current claim."""
+    from shiftkit.commands import cost as cost_mod
+    from shiftkit.core.ledger import Usage
+
+    spent = Usage(input_tokens, cache_read, cache_write, output_tokens)
+    return cost_mod.add(_context(), spent, model, cost_usd, session, _say)
+
+
+@cli.command("run")
+@click.option("--agent", required=True, help="The command that runs one agent session.")
+@click.option("--max-sessions", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--budget-tokens",
+    type=click.FloatRange(min=0),
+    help="Stop once this run spent this many fresh-equivalent tokens.",
+)
+@click.option("--budget-usd", type=click.FloatRange(min=0), help="Stop once this run spent this.")
+@click.option(
+    "--no-progress",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Stop after K sessions in a row without a new passing feature.",
+)
+@click.option(
+    "--session-timeout", type=click.FloatRange(min=0), help="Seconds before a session is stopped."
+)
+@click.option(
+    "--prompt-stdin",
+    is_flag=True,
+    help="Give the prompt on standard input, not as the last argument ({prompt} places it).",
+)
+def run_cmd(
+    agent: str,
+    max_sessions: int,
+    budget_tokens: float | None,
+    budget_usd: float | None,
+    no_progress: int,
+    session_timeout: float | None,
+    prompt_stdin: bool,
+) -> int:
+    """The outer loop: agent sessions one after another, until every feature passes (in
+    verified commits), all that remain are blocked, a budget is spent, K sessions make no
+    progress, the same failure ends two sessions, or --max-sessions.
+
+    Exit codes: 0 all pass; 10 all remaining blocked; 11 budget; 12 no progress;
+    13 the same failure twice in a row; 14 max sessions; 130 interrupted (Ctrl-C).
+    """
+    from shiftkit.commands import run as run_mod
+    from shiftkit.core import loop
+
+    limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
+    return run_mod.run(agent, limits, prompt_stdin, _say)
 
 
 @cli.command("merge-features")

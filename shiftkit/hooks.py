@@ -31,6 +31,7 @@ USAGE_TEXT = (
 DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
 CONFIG_FILE = ".shiftkit.toml"
 SETTINGS_FILES = (CONFIG_FILE, ".shiftkit/allowed_signers")
+LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (shiftkit.core.ledger.LEDGER_FILE, not imported here)
 
 
 def main(argv: list[str]) -> int:
@@ -116,10 +117,28 @@ def pre_commit(root: str) -> int:
     staged = staged_entries(root)
     if not staged:
         return OK
+    if LEDGER_FILE in staged:
+        problems = ledger_violations(root)
+        if problems:
+            return _refuse(problems)
     settings = relevant_settings(root, list(staged))
     if settings is None:
         return OK
     return _check(root, settings, staged, message_file=None)
+
+
+def ledger_violations(root: str) -> list[messages.Violation]:
+    """Rule 12, read only when the ledger is staged: the staged ledger keeps every line of
+    HEAD's (and of a merge's other parents') and adds only entries."""
+    from shiftkit.core import ledger
+    from shiftkit.core.messages import Rule, Violation
+    from shiftkit.edge import gitio
+
+    git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
+    revs = ["HEAD", *gitio.merge_parents(git_dir)]
+    texts = gitio.read_blobs(root, [f"{rev}:{LEDGER_FILE}" for rev in revs] + [f":{LEDGER_FILE}"])
+    problems = ledger.append_problems(texts[:-1], texts[-1])
+    return [Violation(Rule.LEDGER_APPEND_ONLY, f"{LEDGER_FILE}: {p}") for p in problems]
 
 
 def commit_msg(root: str, message_file: str) -> int:
@@ -135,6 +154,10 @@ def commit_msg(root: str, message_file: str) -> int:
     if problems:
         return _refuse(problems)
     staged = staged_entries(root)
+    if LEDGER_FILE in staged and os.path.exists(os.path.join(root, ".git", "MERGE_HEAD")):
+        problems = ledger_violations(root)  # (a merge runs no pre-commit hook)
+        if problems:
+            return _refuse(problems)
     if not maybe_relevant(head_config_text(root), list(staged)):
         return OK  # the common commit: no JSON, no TOML
     verdict = _pre_commit_verdict(root, staged)

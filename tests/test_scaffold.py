@@ -48,6 +48,7 @@ def assert_fresh_scaffold(path: Path) -> None:
     assert "shiftkit audit --reverify" in workflow and "pull_request" in workflow
     assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
     assert "shiftkit stop-check" in json.dumps(settings["hooks"]["Stop"])
+    assert "shiftkit usage record" in json.dumps(settings["hooks"]["SessionEnd"])
 
 
 def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Path) -> None:

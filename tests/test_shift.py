@@ -81,8 +81,8 @@ def test_broken_finish_refused_then_revert_restores(calc: Path) -> None:
     out = ok(calc, "revert", "--reason", "multiplies by zero")
     assert "not restored: ignored files" in out
     after = tree_digest(calc)
-    for name in ("features.json", "claude-progress.txt"):
-        before.pop(name), after.pop(name)
+    for name in ("features.json", "claude-progress.txt", ".shiftkit/ledger.jsonl"):
+        before.pop(name, None), after.pop(name)
     assert after == before  # byte-identical to the base, attempt's untracked files gone
     assert not (calc / "scratch").exists()
     assert (
@@ -92,7 +92,7 @@ def test_broken_finish_refused_then_revert_restores(calc: Path) -> None:
     assert listing(calc).by_id["F001"].attempts == 1
     assert git_ok(calc, "rev-parse", "HEAD^").strip() == base
     changed = sorted(git_ok(calc, "show", "--name-only", "--format=", "HEAD").split())
-    assert changed == ["claude-progress.txt", "features.json"]
+    assert changed == [".shiftkit/ledger.jsonl", "claude-progress.txt", "features.json"]
     last = progress.parse((calc / "claude-progress.txt").read_text()).entries[-1]
     assert last.outcome == "attempt 1 failed, reverted" and "multiplies by zero" in last.body
     assert git_ok(calc, "status", "--porcelain") == ""

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import claims, gitio, remote, state
+from shiftkit.edge import claims, gitio, ledger, remote, state
 from shiftkit.edge.context import Context, add_note, clear_note, short
 from shiftkit.edge.project import read_features
 
@@ -172,6 +172,7 @@ def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
+        ledger.note_unit(ctx, own, "released")
         if own.oid:
             _release(ctx, own.feature, own.oid)
         state.drop_local_claim(ctx.git_dir)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -69,6 +70,44 @@ STORE_V2 = STORE_V1.replace("self._items = []", "self._items = []\n        self.
 )
 
 
+# The stand-in agent `shiftkit run` starts for each session: it does what a model would (claim,
+# write code, finish or revert) and prints a result shaped like `claude -p --output-format
+# json`'s. Its third session writes a broken F002; the fourth gets it right.
+STAND_IN_AGENT = (
+    "import json, os, subprocess, sys\n"
+    "FILES = "
+    + repr(
+        {
+            "F000": {"todo/__init__.py": '"""A small todo library."""\n'},
+            "F001": {"todo/store.py": STORE_V1},
+        }
+    )
+    + "\n"
+    "F002 = " + repr([STORE_BUGGY, STORE_V2]) + "\n"
+    "count_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sessions')\n"
+    "n = int(open(count_file).read()) + 1 if os.path.exists(count_file) else 1\n"
+    "open(count_file, 'w').write(str(n))\n"
+    "def sk(*args):\n"
+    "    proc = subprocess.run(['shiftkit', *args], capture_output=True, text=True)\n"
+    "    for line in (proc.stdout + proc.stderr).strip().splitlines():\n"
+    "        print('  (agent) $ shiftkit ' + args[0] + ': ' + line, file=sys.stderr)\n"
+    "    return proc\n"
+    "claimed = sk('claim').stdout.split('claimed ', 1)[1].split(':', 1)[0]\n"
+    "files = FILES.get(claimed) or {'todo/store.py': F002[min(n - 3, 1)]}\n"
+    "for name, text in files.items():\n"
+    "    os.makedirs(os.path.dirname(name), exist_ok=True)\n"
+    "    open(name, 'w').write(text)\n"
+    "if sk('finish', '-m', {'F000': 'create the todo package', 'F001': 'add and list todo "
+    "items'}.get(claimed, 'complete todo items')).returncode != 0:\n"
+    "    sk('revert', '--reason', 'complete() was a stub; is_done() never true')\n"
+    "print(json.dumps({'type': 'result', 'subtype': 'success', 'is_error': False,\n"
+    "    'num_turns': 6, 'result': 'done', 'session_id': f'demo-session-{n}',\n"
+    "    'total_cost_usd': 0.04 + 0.01 * n, 'usage': {'input_tokens': 900 + 100 * n,\n"
+    "    'cache_creation_input_tokens': 3000, 'cache_read_input_tokens': 20000 * n,\n"
+    "    'output_tokens': 400 + 50 * n}}))\n"
+)
+
+
 def run(directory: Path | None) -> int:
     target = (directory or Path(tempfile.mkdtemp(prefix="shiftkit-demo-")) / "todo-app").resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -97,28 +136,10 @@ def run(directory: Path | None) -> int:
     shell.git("add", "-A")
     shell.git("commit", "-q", "-m", "Add the verifiers for F001 and F002")
 
-    _title("Shift 1: the environment (F000)")
-    shell.shiftkit("start", "--brief", "--no-check")
-    shell.shiftkit("claim")
-    _write(target / "todo" / "__init__.py", '"""A small todo library."""\n')
-    shell.shiftkit("finish", "-m", "create the todo package")
-
-    _title("Shift 2: add and list (F001)")
-    shell.shiftkit("claim")
-    _write(target / "todo" / "store.py", STORE_V1)
-    shell.shiftkit("verify")
-    shell.shiftkit("finish", "-m", "add and list todo items", "--note", "completion is next")
-
-    _title("Shift 3: complete (F002), a broken attempt")
-    shell.shiftkit("claim")
-    _write(target / "todo" / "store.py", STORE_BUGGY)
-    shell.shiftkit("finish", "-m", "complete todo items", expect_fail=True)
-    shell.shiftkit("revert", "--reason", "complete() was a stub; is_done() never true")
-
-    _title("Shift 4: complete (F002), done properly")
-    shell.shiftkit("claim")
-    _write(target / "todo" / "store.py", STORE_V2)
-    shell.shiftkit("finish", "-m", "complete todo items")
+    _title("Four shifts through `shiftkit run`, with a scripted stand-in for the agent")
+    agent = target.parent / "stand-in-agent.py"
+    agent.write_text(STAND_IN_AGENT, encoding="utf-8")
+    shell.shiftkit("run", "--agent", f"{sys.executable} {agent}", "--max-sessions", "6")
 
     _title("The hooks refuse what the protocol forbids")
     features_path = target / "features.json"
@@ -134,9 +155,10 @@ def run(directory: Path | None) -> int:
     shell.git("reset", "-q", "NOTES.md")
     (target / "NOTES.md").unlink()
 
-    _title("Where the project stands")
+    _title("Where the project stands, and what it cost")
     shell.shiftkit("status")
     shell.git("log", "--oneline")
+    shell.shiftkit("cost")
     print(f"\nThe demo project is in {target}; `cd` there and try `shiftkit start`.")
     return 0
 

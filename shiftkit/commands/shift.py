@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 from shiftkit.core import features, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import claims, gitio, snapshot, state, verify
+from shiftkit.edge import claims, gitio, ledger, snapshot, state, verify
 from shiftkit.edge.context import (
     Context,
     add_note,
@@ -133,6 +133,7 @@ def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool
                     f".gitignore)\n" + outcome.output
                 ),
             )
+    ledger.note_verify(ctx, feature.id, outcome.ok, outcome.seconds)
     if outcome.ok:
         verify.record_pass(ctx.common_dir, tree, key)
         record_verified_at(ctx, [feature.id])
@@ -246,6 +247,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     with undone_on_refusal(ctx, say, again):
         write_features(ctx, flipped)
         write_planned_log(ctx, new_log, new_archive)
+        ledger.close_unit(ctx, record, "passed")
         gitio.run(["add", "-A"], ctx.root)
         tree = gitio.write_tree(ctx.root)
         _require_verified_tree(ctx, verified_tree, tree)
@@ -285,7 +287,7 @@ def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
     cfg = ctx.config
-    ours = {cfg.features, cfg.progress, cfg.log.archive}
+    ours = {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
     changed = gitio.out(
         ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
     ).split("\0")
@@ -373,6 +375,8 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         # -d without -x: untracked files of the attempt go; ignored files and .git stay.
         gitio.run(["clean", "-f", "-d", "-q"], ctx.root)
         attempt = _record_attempt(ctx, record, reason, failure)
+        outcome = "blocked" if attempt.blocked else "failed"
+        ledger.close_unit(ctx, record, outcome, attempt.signature)
         new_head = commit_bookkeeping(ctx, attempt.message)
     if attempt.signature is not None and not attempt.repeated:
         history_path = _failure_history_path(ctx)

@@ -55,9 +55,11 @@ def repair_first(ctx: Context) -> list[str]:
 
 def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
     times = state.read_json(state.repo_state(ctx.common_dir) / "verified-at.json") or {}
-    passing = [f for f in feature_list.features if f.passes]
-    ordered = sorted(passing, key=lambda f: (not f.core, times.get(f.id, "")))
-    return ordered[: ctx.config.regression_sample]
+    # (from the raw items: only the sampled features become `Feature`s)
+    passing = [item for item in feature_list.items if item.get("passes") is True]
+    ordered = sorted(passing, key=lambda i: (i.get("core") is not True, times.get(i["id"], "")))
+    chosen = [feature_list.get(item["id"]) for item in ordered[: ctx.config.regression_sample]]
+    return [f for f in chosen if f is not None]
 
 
 def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.Step:

@@ -25,6 +25,23 @@ class PeopleConfig(NamedTuple):
     policy: str = "trailer"  # or "signed"
 
 
+class CostConfig(NamedTuple):
+    """How tokens of each kind weigh against a fresh input token (the sources' defaults)."""
+
+    cache_read_ratio: float = 0.1
+    cache_write_ratio: float = 1.25
+    output_ratio: float = 5.0
+
+
+class ModelPrice(NamedTuple):
+    """Money per million tokens of each kind, for one model."""
+
+    input: float
+    cache_read: float
+    cache_write: float
+    output: float
+
+
 class Config(NamedTuple):
     features: str = "features.json"
     progress: str = "claude-progress.txt"
@@ -40,9 +57,12 @@ class Config(NamedTuple):
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
+    cost: CostConfig = CostConfig()
+    prices: tuple[tuple[str, ModelPrice], ...] = ()  # (model, price), in the file's order
 
 
-_SECTIONS = {"log": LogConfig, "claims": ClaimsConfig, "people": PeopleConfig}
+_SECTIONS = {"log": LogConfig, "claims": ClaimsConfig, "people": PeopleConfig, "cost": CostConfig}
+_TABLES = (*_SECTIONS, "prices")
 _CHOICES = {"verify_in": ("worktree", "checkout"), "policy": ("trailer", "signed")}
 
 # The keys that decide what the rules accept. A commit that changes one is a person's action
@@ -92,12 +112,42 @@ def parse(text: str, source: str = CONFIG_FILE) -> Config:
         if not isinstance(sub, dict):
             raise BadInput(f"{source}: 'shiftkit.{section}' must be a table ([shiftkit.{section}])")
         values[section] = cls(**_read_table(cls, sub, f"shiftkit.{section}", source))
+    values["prices"] = _read_prices(table.get("prices", {}), source)
     return Config(**values)
+
+
+def _read_prices(table: object, source: str) -> tuple[tuple[str, ModelPrice], ...]:
+    """`[shiftkit.prices]`: per model, an inline table of the four prices per million tokens."""
+    if not isinstance(table, dict):
+        raise BadInput(f"{source}: 'shiftkit.prices' must be a table ([shiftkit.prices])")
+    prices = []
+    for model, entry in table.items():
+        where = f"shiftkit.prices.{_shown(model)}"
+        if not isinstance(entry, dict):
+            raise BadInput(
+                f"{source}: key '{where}' must be a table like "
+                f"{{ input = 3.0, cache_read = 0.3, cache_write = 3.75, output = 15.0 }}"
+            )
+        values: dict[str, float] = {}
+        for key, value in entry.items():
+            if key not in ModelPrice._fields:
+                raise BadInput(f"{source}: unknown key '{where}.{_shown(key)}'")
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise BadInput(
+                    f"{source}: key '{where}.{key}' must be a number of 0 or more, "
+                    f"got {_shown(repr(value))}"
+                )
+            values[key] = float(value)
+        missing = [key for key in ModelPrice._fields if key not in values]
+        if missing:
+            raise BadInput(f"{source}: key '{where}' lacks {', '.join(missing)}")
+        prices.append((model, ModelPrice(**values)))
+    return tuple(prices)
 
 
 def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> dict[str, Any]:
     defaults: dict[str, Any] = cls._field_defaults
-    allowed = set(defaults) | (set(_SECTIONS) if cls is Config else set())
+    allowed = set(defaults) | (set(_TABLES) if cls is Config else set())
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in allowed:
@@ -106,9 +156,11 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             hint = difflib.get_close_matches(key, sorted(allowed), n=1)
             suggestion = f" (did you mean '{prefix}.{hint[0]}'?)" if hint else ""
             raise BadInput(f"{source}: unknown key '{prefix}.{_shown(key)}'{suggestion}")
-        if key in _SECTIONS and cls is Config:
+        if key in _TABLES and cls is Config:
             continue
         expected = type(defaults[key])
+        if expected is float and type(value) is int:
+            value = float(value)  # `output_ratio = 5` means 5.0
         if type(value) is not expected:
             raise BadInput(
                 f"{source}: key '{prefix}.{key}' must be {_type_name(expected)}, "
@@ -119,6 +171,8 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
         if key in _CHOICES and value not in _CHOICES[key]:
             choices = " or ".join(repr(c) for c in _CHOICES[key])
             raise BadInput(f"{source}: key '{prefix}.{key}' must be {choices}, got {value!r}")
+        if expected is float and value < 0:
+            raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         values[key] = value

@@ -34,7 +34,8 @@ class Rule(enum.IntEnum):
     MESSAGE = 9  # the subject says something
     CONFIG = 10  # an enforcement setting changes only on its own, flipping nothing
     PERSON = 11  # person actions carry what the people policy asks (a signature)
-    DECISIONS = 12  # a decision record's number names one record
+    LEDGER_APPEND_ONLY = 12  # the cost ledger only grows at its end; a merge is a union
+    DECISIONS = 13  # a decision record's number names one record
 
 
 OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS})

@@ -718,7 +718,7 @@ def decision_numbers(names: Sequence[str]) -> dict[str, list[str]]:
     return found
 
 
-def rule12_decisions(
+def rule13_decisions(
     parents: Sequence[Sequence[str]], names: Sequence[str], folder: str
 ) -> list[Violation]:
     """Two records with one number that no parent had: records numbered on two branches

@@ -117,7 +117,7 @@ def judge_commit(
 
 
 def _decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
-    """Rule 12, read only when the commit's decision folder differs from a parent's."""
+    """Rule 13, read only when the commit's decision folder differs from a parent's."""
     from shiftkit.core import rules
 
     folder = folder.rstrip("/")
@@ -131,6 +131,6 @@ def _decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Vio
         code, out, _ = gitio.plumb(["ls-tree", "--name-only", f"{rev}:{folder}"], root)
         return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
 
-    return rules.rule12_decisions(
+    return rules.rule13_decisions(
         [listing(parent) for parent in commit.parents], listing(commit.oid), folder
     )

@@ -98,13 +98,21 @@ def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: boo
         raise HookRefused(hookoutput.refusal(output), hookoutput.shown(output))
     head = gitio.head_oid(ctx.root)
     assert head is not None
+    from shiftkit.edge import ledger
+
+    ledger.forget_committed(ctx)
     return head
 
 
 def commit_bookkeeping(ctx: Context, message: str, sign: bool = False) -> str:
-    """Commit only shiftkit's own files (feature list, log, archive), whatever else is dirty."""
+    """Commit only shiftkit's own files (feature list, log, archive, and the ledger with the
+    entries waiting for this boundary), whatever else is dirty."""
+    from shiftkit.core.ledger import LEDGER_FILE
+    from shiftkit.edge import ledger
+
     cfg = ctx.config
-    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive], sign)
+    ledger.fold(ctx)
+    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE], sign)
 
 
 def person_signs(ctx: Context) -> bool:

@@ -80,7 +80,52 @@ def read_features(project: Project) -> features.FeatureList:
         name,
         "scaffold a project with `shiftkit new DIR` or set 'shiftkit.features' in .shiftkit.toml",
     )
-    return features.loads(text, name)
+    return parse_checked(text, name, project.root)
+
+
+def parse_checked(
+    text: str, name: str, root: Path, blob: str | None = None
+) -> features.FeatureList:
+    """A feature list, fully checked once per content: a text whose blob id (``blob``, or
+    computed as git does) passed before is recorded in the common git dir, as the hooks
+    record the lists they validated, and is only parsed."""
+    import json
+
+    from shiftkit.edge import state
+
+    oid = blob or _blob_id(text.encode("utf-8", "surrogateescape"))
+    if oid in _PARSED:
+        return _PARSED[oid]
+    common = gitio.git_dirs(root)[1]
+    if state.is_validated(common, oid):
+        checked = features.from_document(json.loads(text))
+    else:
+        checked = features.loads(text, name)
+        state.mark_validated(common, oid)
+    _PARSED.clear()  # (one list kept: a process reads the same list again and again)
+    _PARSED[oid] = checked
+    return checked
+
+
+_PARSED: dict[str, features.FeatureList] = {}
+
+
+def read_features_at(root: Path, rev: str, name: str) -> features.FeatureList | None:
+    """The feature list committed at ``rev`` (None when there is none), checked once."""
+    spec = f"{rev}:{name}"
+    oid = gitio.run(["rev-parse", "-q", "--verify", spec], root, check=False).stdout.strip()
+    if oid in _PARSED:
+        return _PARSED[oid]  # (a 5,000-feature list is a megabyte to read again)
+    found = gitio.read_blobs_with_ids(root, [spec])[0]
+    if found is None:
+        return None
+    return parse_checked(found[1], f"{name} at {rev}", root, found[0])
+
+
+def _blob_id(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def write_features(project: Project, feature_list: features.FeatureList) -> None:

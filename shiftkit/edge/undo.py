@@ -24,8 +24,10 @@ class Saved(NamedTuple):
 
 
 def bookkeeping_paths(ctx: Context) -> tuple[Path, ...]:
+    from shiftkit.edge import ledger
+
     proj = ctx.project
-    return (proj.features_path, proj.progress_path, proj.archive_path)
+    return (proj.features_path, proj.progress_path, proj.archive_path, ledger.ledger_path(ctx))
 
 
 def _read(path: Path) -> bytes | None:

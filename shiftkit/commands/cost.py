@@ -1,0 +1,135 @@
+"""`shiftkit cost` and `shiftkit usage`: what the work cost, and recording what it cost.
+
+`usage record` is Claude Code's SessionEnd hook (the hook's JSON on stdin names the session
+and its transcript); `usage add` is for any other harness. Both write to the entries waiting
+in the git dir; the next unit boundary commits them into the ledger.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shiftkit.core import cost
+from shiftkit.core.errors import BadInput
+from shiftkit.core.ledger import Usage
+from shiftkit.edge import ledger, state
+from shiftkit.edge.context import Context
+from shiftkit.edge.project import read_features, read_features_at
+
+Say = Callable[[str], None]
+BY = ("feature", "session", "day")
+
+
+def feature_status(ctx: Context) -> list[tuple[str, str]]:
+    """(id, passing | blocked | open) of each feature as committed at HEAD: what passes is
+    what a verified commit says, never the work tree."""
+    committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    feature_list = committed if committed is not None else read_features(ctx.project)
+    return [
+        (
+            item["id"],
+            "passing"
+            if item.get("passes") is True
+            else "blocked"
+            if item.get("blocked") is not None
+            else "open",
+        )
+        for item in feature_list.items
+    ]
+
+
+def build_report(ctx: Context, by: str = "feature") -> cost.Report:
+    return cost.report(
+        ledger.read_all(ctx), feature_status(ctx), ctx.config.cost, ctx.config.prices, by
+    )
+
+
+def cost_cmd(ctx: Context, as_json: bool, by: str, say: Say) -> int:
+    rep = build_report(ctx, by)
+    if as_json:
+        say(json.dumps(cost.as_json(rep, ctx.config.cost), indent=2, ensure_ascii=False))
+    else:
+        say(cost.table(rep, ctx.config.cost))
+    return 0
+
+
+def status_line(ctx: Context) -> str | None:
+    """`status`'s cost line, once there is usage (None before, or when it cannot be read)."""
+    try:
+        entries = ledger.read_all(ctx)
+        if not any(e.kind == "usage" and e.usage.tokens for e in entries):
+            return None
+        passing = sum(1 for _, status in feature_status(ctx) if status == "passing")
+        return cost.one_line(cost.totals(entries, passing, ctx.config.cost, ctx.config.prices))
+    except BadInput:
+        return None
+
+
+# -- recording usage -------------------------------------------------------------------------
+
+
+def record(
+    ctx: Context, hook_input: str, transcript: Path | None, session: str | None, say: Say
+) -> int:
+    """Claude Code's SessionEnd (or any) hook: the transcript's usage beyond what is recorded."""
+    payload: Any = {}
+    if hook_input.strip():
+        try:
+            payload = json.loads(hook_input)
+        except json.JSONDecodeError:
+            raise BadInput("usage record: the hook input on stdin is not JSON") from None
+    if not isinstance(payload, dict):
+        payload = {}
+    if transcript is None:
+        named = payload.get("transcript_path")
+        if not isinstance(named, str) or not named:
+            raise BadInput(
+                "usage record: no transcript: give --transcript PATH, or the hook's JSON "
+                "with 'transcript_path' on stdin"
+            )
+        transcript = Path(named).expanduser()
+    if session is None:
+        named_session = payload.get("session_id")
+        session = named_session if isinstance(named_session, str) and named_session else None
+    written = ledger.record_transcript(ctx, transcript, session or transcript.stem)
+    tokens = sum(e.usage.tokens for e in written)
+    where = sorted({e.feature or "unattributed" for e in written})
+    say(
+        f"recorded {tokens:,} tokens of session {session or transcript.stem}"
+        + (f" ({', '.join(where)})" if where else " (nothing new)")
+    )
+    return 0
+
+
+def add(
+    ctx: Context,
+    usage: Usage,
+    model: str,
+    usd: float | None,
+    session: str | None,
+    say: Say,
+) -> int:
+    """Usage reported by any harness, for this worktree's current claim (else unattributed)."""
+    import os
+
+    if usd is not None and usd < 0:
+        raise BadInput("--cost-usd must be 0 or more")
+    held = state.local_claim(ctx.git_dir)
+    feature = held.feature if held else None
+    entry = ledger.add_usage(
+        ctx,
+        usage,
+        model=model,
+        session=session or os.environ.get("SHIFTKIT_SESSION") or "manual",
+        source="manual",
+        feature=feature,
+        usd=usd,
+    )
+    say(
+        f"recorded {entry.usage.tokens:,} tokens for {feature or 'unattributed usage'} "
+        f"(committed into the ledger at the next unit boundary)"
+    )
+    return 0

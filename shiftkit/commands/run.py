@@ -1,0 +1,385 @@
+"""`shiftkit run --agent CMD`: the outer loop, one agent session after another.
+
+Before each session the start check; after it, the usage recorded (Claude Code's
+`-p --output-format json` result when the transcript was not recorded by the SessionEnd
+hook), a claim the session abandoned reverted (dirty tree: an attempt, logged) or released,
+the session's commits audited, and the decision (`core.loop.decide`) taken on what HEAD says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from shiftkit.core import cost, features, ledger, loop
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.core.ledger import Usage
+from shiftkit.edge import gitio, state
+from shiftkit.edge import ledger as ledger_io
+from shiftkit.edge.context import Context, open_context, short
+from shiftkit.edge.project import read_features, read_features_at
+
+Say = Callable[[str], None]
+
+
+class Session(NamedTuple):
+    """What one agent session did, as the loop saw it afterwards."""
+
+    number: int
+    exit_code: int | None  # None: killed at the session timeout or by Ctrl-C
+    outcome: str
+    feature: str | None
+    signature: str | None
+    tokens: int
+    fresh_equivalent: float
+
+
+def head_list(ctx: Context) -> features.FeatureList:
+    committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    return committed if committed is not None else read_features(ctx.project)
+
+
+_COUNTS: dict[str, tuple[int, int, int]] = {}  # by the list's blob id: content-addressed
+
+
+def verified_counts(ctx: Context) -> tuple[int, int, int]:
+    """(total, passing, claimable) by the feature list at HEAD."""
+    spec = f"HEAD:{ctx.config.features}"
+    blob = gitio.run(["rev-parse", "-q", "--verify", spec], ctx.root, check=False).stdout.strip()
+    if blob and blob in _COUNTS:
+        return _COUNTS[blob]  # (the id alone: a 5,000-feature list is a megabyte to read)
+    listing = head_list(ctx)
+    passing = sum(1 for item in listing.items if item.get("passes") is True)
+    counts = len(listing.items), passing, loop.claimable(listing.items)
+    if blob:
+        _COUNTS[blob] = counts
+    return counts
+
+
+def run(
+    agent: str,
+    limits: loop.Limits,
+    prompt_on_stdin: bool,
+    say: Say,
+) -> int:
+    command = shlex.split(agent)
+    if not command:
+        raise BadInput("--agent is empty; give the command that runs one agent session")
+    ctx = open_context()
+    if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
+        raise Refused("the work tree is not clean; commit or stash it before `shiftkit run`")
+    run_id = os.urandom(3).hex()
+    known = {e.id for e in ledger_io.read_all(ctx)}
+    total, passing, claimable = verified_counts(ctx)
+    current = loop.State(total, passing, claimable)
+    sessions: list[Session] = []
+    stop: loop.Stop | None = None
+    try:
+        while True:
+            ctx = open_context()  # (a session may have committed new settings)
+            stop = loop.decide(current, limits)
+            if stop is not None:
+                break
+            number = current.sessions + 1
+            head_before = gitio.head_oid(ctx.root)
+            session = one_session(ctx, command, number, run_id, limits, prompt_on_stdin, say)
+            ctx = open_context()
+            _audit_since(ctx, head_before, session.number)
+            total, passing, claimable = verified_counts(ctx)
+            current = loop.after(
+                current._replace(total=total), passing, claimable, session.signature
+            )
+            spent = _spent(ctx, known)
+            current = current._replace(
+                spent_tokens=spent.fresh_equivalent, spent_usd=spent.usd or 0.0
+            )
+            sessions.append(session)
+            say(_session_line(session, passing, total))
+    except KeyboardInterrupt:
+        ctx = open_context()
+        _clean_up(ctx, current.sessions + 1, "interrupted (Ctrl-C)", say)
+        stop = loop.Stop(loop.INTERRUPTED, "interrupted (Ctrl-C); the open claim was cleaned up")
+    _summary(open_context(), stop, sessions, known, say)
+    return stop.code
+
+
+def one_session(
+    ctx: Context,
+    command: list[str],
+    number: int,
+    run_id: str,
+    limits: loop.Limits,
+    prompt_on_stdin: bool,
+    say: Say,
+) -> Session:
+    from shiftkit.commands import start as startup
+
+    if not startup.has_green_check(ctx):
+        record = startup.run_checks(ctx, lambda text: None)
+        for step in (s for s in record.steps if not s.ok):
+            say(f"  start check: {step.name} failed ({step.summary})")
+        if record.demoted:
+            say(f"  start check: demoted {', '.join(record.demoted)} (repair first)")
+    listing = head_list(ctx)
+    text = loop.prompt([str(item.get("id")) for item in listing.items[:2]])
+    argv = loop.agent_argv(command, text, prompt_on_stdin)
+    session_id = f"run-{run_id}-{number}"
+    started = ledger_io.now()
+    head_before = gitio.head_oid(ctx.root)
+    env = {**os.environ, "SHIFTKIT_SESSION": session_id}
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=ctx.root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # Ctrl-C reaches shiftkit, which stops the agent
+        )
+    except OSError as exc:
+        raise BadInput(f"--agent: cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+    exit_code: int | None
+    try:
+        out, err = proc.communicate(text if prompt_on_stdin else "", timeout=limits.session_timeout)
+        exit_code = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        out, err = proc.communicate()
+        exit_code = None
+    except KeyboardInterrupt:
+        _kill(proc)
+        proc.communicate()
+        raise
+    ctx = open_context()
+    result = parse_result(out)
+    abandoned = _clean_up(
+        ctx, number, "timed out" if exit_code is None else f"ended (exit {exit_code})", say
+    )
+    units = [
+        e
+        for e in ledger_io.read_all(ctx)
+        if e.kind == "unit" and e.at >= started and e.session == session_id
+    ]
+    feature = units[-1].feature if units else None
+    if result is not None:
+        _record_result(ctx, result, session_id, sorted({u.feature for u in units if u.feature}))
+    outcome, signature = _outcome(units, abandoned, exit_code, err, head_before, ctx)
+    spent = _session_spend(ctx, session_id, result)
+    return Session(
+        number, exit_code, outcome, feature, signature, spent.usage.tokens, spent.fresh_equivalent
+    )
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=5)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _clean_up(ctx: Context, number: int, how: str, say: Say) -> str | None:
+    """A claim the session left open: reverted when the tree is dirty (an attempt, logged),
+    released when it is clean. Returns the feature reverted, if any."""
+    from shiftkit.commands import claims, shift
+
+    held = state.local_claim(ctx.git_dir)
+    if held is None:
+        return None
+    quiet: Say = lambda text: None  # noqa: E731
+    dirty = gitio.status_lines(ctx.root)
+    if dirty:
+        reason = (
+            f"abandoned: session {number} of `shiftkit run` {how} with {held.feature} claimed "
+            f"and {len(dirty)} uncommitted paths (e.g. {dirty[0][3:]})"
+        )
+        shift.revert(ctx, reason, quiet)
+        say(
+            f"  session {number} abandoned {held.feature} with a dirty tree: reverted, "
+            f"attempt counted"
+        )
+        return held.feature
+    claims.release(ctx, None, False, quiet)
+    say(f"  session {number} left {held.feature} claimed with a clean tree: released")
+    return None
+
+
+def _outcome(
+    units: list[ledger.Entry],
+    abandoned: str | None,
+    exit_code: int | None,
+    err: str,
+    head_before: str | None,
+    ctx: Context,
+) -> tuple[str, str | None]:
+    """The session's outcome in words, and its failure signature (None: no failure)."""
+    if units:
+        last = units[-1]
+        word = "abandoned, reverted" if abandoned and last.feature == abandoned else last.outcome
+        signature = None
+        if last.outcome in ("failed", "blocked"):
+            signature = f"{last.feature}: {last.signature or 'reverted'}"
+            if abandoned and last.feature == abandoned and not last.signature:
+                signature = f"{last.feature}: abandoned"
+        return f"{last.feature} {word}", signature
+    if exit_code is None:
+        return "timed out", "timeout"
+    if exit_code != 0:
+        import hashlib
+
+        tail = "\n".join(err.strip().splitlines()[-5:])
+        digest = hashlib.sha256(tail.encode()).hexdigest()[:12]
+        return f"agent exited {exit_code}", f"exit {exit_code} ({digest})"
+    moved = gitio.head_oid(ctx.root) != head_before
+    return ("committed, no unit" if moved else "no unit of work"), None
+
+
+def parse_result(stdout: str) -> dict[str, Any] | None:
+    """Claude Code's `-p --output-format json` result (or the last result line of
+    `stream-json`), when the agent printed one."""
+    candidates = [stdout.strip(), *reversed(stdout.strip().splitlines())]
+    for text in candidates:
+        if not text.startswith("{"):
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and value.get("type") == "result":
+            return value
+    return None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _number(value: object) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else None  # type: ignore[arg-type]
+
+
+def result_usage(result: dict[str, Any]) -> list[tuple[str, Usage, float | None]]:
+    """(model, usage, money) from a result: per model (`modelUsage`) when given, else the
+    session's `usage` with `total_cost_usd`."""
+    per_model = result.get("modelUsage")
+    if isinstance(per_model, dict) and per_model:
+        found = []
+        for model, item in per_model.items():
+            if not isinstance(item, dict):
+                continue
+            spent = Usage(
+                _int(item.get("inputTokens")),
+                _int(item.get("cacheReadInputTokens")),
+                _int(item.get("cacheCreationInputTokens")),
+                _int(item.get("outputTokens")),
+            )
+            found.append((str(model), spent, _number(item.get("costUSD"))))
+        return found
+    usage = result.get("usage")
+    if not isinstance(usage, dict):
+        return []
+    spent = Usage(
+        _int(usage.get("input_tokens")),
+        _int(usage.get("cache_read_input_tokens")),
+        _int(usage.get("cache_creation_input_tokens")),
+        _int(usage.get("output_tokens")),
+    )
+    return [("unknown", spent, _number(result.get("total_cost_usd")))]
+
+
+def _record_result(
+    ctx: Context, result: dict[str, Any], session_id: str, worked_on: list[str]
+) -> None:
+    """The result's usage, unless the SessionEnd hook recorded the session's transcript
+    already (each token once). Attributed to the one feature the session worked on, else
+    unattributed."""
+    claude_session = result.get("session_id")
+    sid = claude_session if isinstance(claude_session, str) and claude_session else session_id
+    entries = ledger_io.read_all(ctx)
+    if any(e.kind == "usage" and e.session == sid and e.source == "transcript" for e in entries):
+        return
+    if any(e.kind == "usage" and e.session == sid and e.source == "result" for e in entries):
+        return
+    feature = worked_on[0] if len(worked_on) == 1 else None
+    for model, spent, usd in result_usage(result):
+        if spent.tokens or usd:
+            ledger_io.add_usage(
+                ctx, spent, model=model, session=sid, source="result", feature=feature, usd=usd
+            )
+
+
+def _session_spend(ctx: Context, session_id: str, result: dict[str, Any] | None) -> cost.Spend:
+    sids = {session_id}
+    if result is not None and isinstance(result.get("session_id"), str):
+        sids.add(result["session_id"])
+    total = cost.Spend()
+    prices = dict(ctx.config.prices)
+    for entry in ledger_io.read_all(ctx):
+        if entry.kind == "usage" and entry.session in sids:
+            total = total + cost.spend_of(entry, ctx.config.cost, prices)
+    return total
+
+
+def _spent(ctx: Context, known: set[str]) -> cost.Spend:
+    """What this run has spent: the usage entries written since it began."""
+    total = cost.Spend()
+    prices = dict(ctx.config.prices)
+    for entry in ledger_io.read_all(ctx):
+        if entry.kind == "usage" and entry.id not in known:
+            total = total + cost.spend_of(entry, ctx.config.cost, prices)
+    return total
+
+
+def _audit_since(ctx: Context, head_before: str | None, number: int) -> None:
+    """The session's new commits must pass `audit`: what HEAD says passes is only believed
+    when the commits that say it keep the rules."""
+    from shiftkit.commands import audit as audit_mod
+
+    if head_before is None or gitio.head_oid(ctx.root) == head_before:
+        return
+    selected = audit_mod.commits_in(ctx.root, head_before)
+    findings = audit_mod.audit_commits(ctx, selected, False, lambda text: None)
+    bad = [f for f in findings if f.violations]
+    if bad:
+        first = bad[0]
+        raise Refused(
+            f"session {number} made commits the rules refuse ({short(first.commit)}: "
+            f"{first.violations[0]}); the loop stops — see `shiftkit audit`"
+        )
+
+
+def _session_line(session: Session, passing: int, total: int) -> str:
+    return (
+        f"session {session.number}: {session.outcome} · {passing}/{total} passing · "
+        f"{session.tokens:,} tokens ({cost.number(round(session.fresh_equivalent, 1))} "
+        f"fresh-equivalent)"
+    )
+
+
+def _summary(
+    ctx: Context, stop: loop.Stop, sessions: list[Session], known: set[str], say: Say
+) -> None:
+    from shiftkit.commands import cost as cost_mod
+
+    spent = _spent(ctx, known)
+    total, passing, _ = verified_counts(ctx)
+    usd = f" (${spent.usd:,.2f})" if spent.usd is not None else ""
+    say(
+        f"stopped: {stop.reason} — exit {stop.code}, after {len(sessions)} sessions; "
+        f"{passing}/{total} passing; this run spent {spent.usage.tokens:,} tokens, "
+        f"{cost.number(round(spent.fresh_equivalent, 1))} fresh-equivalent{usd}"
+    )
+    line = cost_mod.status_line(ctx)
+    if line:
+        say(line)

@@ -1,0 +1,133 @@
+"""`shiftkit run`'s decisions, pure: when the outer loop stops, and with which exit code.
+
+It stops on verified state — the feature list at HEAD, after the session's commits passed
+`audit` — on budgets and on lack of progress, never on anything the agent printed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+# Exit codes of `shiftkit run`, one per stop reason (0-4 keep their meaning everywhere).
+ALL_PASS = 0
+ALL_BLOCKED = 10
+BUDGET = 11
+NO_PROGRESS = 12
+REPEATED_FAILURE = 13
+MAX_SESSIONS = 14
+INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
+
+SHIFT_PROMPT = (
+    "You are one shift of a long-running project. Follow AGENTS.md: run `shiftkit start`, "
+    "take the next feature with `shiftkit claim`, work on that feature only, run `shiftkit "
+    'verify`, then `shiftkit finish -m "what changed"` if it passes or `shiftkit revert '
+    '--reason "why"` if it does not. Leave the tree clean, then stop: the next session takes '
+    "the next feature."
+)
+INITIALIZER_PROMPT = (
+    "You are the initializer session of a new project. Read AGENTS.md and "
+    "claude-progress.txt (the goal). Write the project's feature list with `shiftkit add "
+    "--description ... --step ... --verify CMD` (one call per feature, in priority order, each "
+    "with a verify command that exits 0 when the feature works), commit it, then take F000 "
+    "with `shiftkit claim` and make the environment build (`./init.sh`, `./init.sh smoke`) and "
+    "`shiftkit finish -m ...`. Leave the tree clean, then stop."
+)
+
+
+class Limits(NamedTuple):
+    max_sessions: int = 20
+    budget_tokens: float | None = None  # fresh-equivalent tokens spent by this run
+    budget_usd: float | None = None
+    no_progress: int = 3  # sessions in a row without a new passing feature
+    session_timeout: float | None = None
+
+
+class State(NamedTuple):
+    """What the loop knows between sessions, all of it read from git and the ledger."""
+
+    total: int
+    passing: int
+    claimable: int  # open features the protocol could pick (not blocked, dependencies met)
+    sessions: int = 0
+    without_progress: int = 0
+    signatures: tuple[str | None, ...] = ()  # each session's failure signature (None: none)
+    spent_tokens: float = 0.0
+    spent_usd: float = 0.0
+
+
+class Stop(NamedTuple):
+    code: int
+    reason: str
+
+
+def decide(state: State, limits: Limits) -> Stop | None:
+    """Whether to stop now (before a session, or after one), and why; None: run another."""
+    if state.total and state.passing == state.total:
+        return Stop(ALL_PASS, f"all {state.total} features pass (verified commits)")
+    if state.claimable == 0:
+        return Stop(
+            ALL_BLOCKED,
+            f"every remaining feature is blocked ({state.total - state.passing} not passing, "
+            f"none can be picked): a person must unblock them",
+        )
+    last = state.signatures[-2:]
+    if len(last) == 2 and last[0] is not None and last[0] == last[1]:
+        return Stop(REPEATED_FAILURE, f"the same failure ended two sessions in a row ({last[0]})")
+    if state.without_progress >= limits.no_progress:
+        return Stop(
+            NO_PROGRESS,
+            f"{state.without_progress} sessions in a row without a new passing feature",
+        )
+    if limits.budget_tokens is not None and state.spent_tokens >= limits.budget_tokens:
+        return Stop(
+            BUDGET,
+            f"the token budget is spent ({state.spent_tokens:,.0f} of "
+            f"{limits.budget_tokens:,.0f} fresh-equivalent tokens)",
+        )
+    if limits.budget_usd is not None and state.spent_usd >= limits.budget_usd:
+        return Stop(
+            BUDGET,
+            f"the money budget is spent (${state.spent_usd:,.2f} of ${limits.budget_usd:,.2f})",
+        )
+    if state.sessions >= limits.max_sessions:
+        return Stop(MAX_SESSIONS, f"{state.sessions} sessions, the most allowed (--max-sessions)")
+    return None
+
+
+def after(state: State, passing: int, claimable: int, signature: str | None) -> State:
+    """The state after a session that left ``passing`` features passing at HEAD."""
+    progressed = passing > state.passing
+    return state._replace(
+        passing=passing,
+        claimable=claimable,
+        sessions=state.sessions + 1,
+        without_progress=0 if progressed else state.without_progress + 1,
+        signatures=(*state.signatures, None if progressed else signature),
+    )
+
+
+def claimable(items: Sequence[Mapping[str, Any]]) -> int:
+    """How many features the protocol could pick now (not passing, not blocked, every
+    dependency passing), read from the list's raw items: no `Feature` is built."""
+    passing = {item.get("id") for item in items if item.get("passes") is True}
+    return sum(
+        1
+        for item in items
+        if item.get("passes") is not True
+        and item.get("blocked") is None
+        and all(dep in passing for dep in item.get("depends_on") or ())
+    )
+
+
+def prompt(feature_ids: list[str]) -> str:
+    """The initializer's prompt while the list holds only F000, else the shift's."""
+    return INITIALIZER_PROMPT if feature_ids == ["F000"] else SHIFT_PROMPT
+
+
+def agent_argv(command: list[str], text: str, on_stdin: bool) -> list[str]:
+    """The agent's command with the prompt: where ``{prompt}`` stands, else as the last
+    argument (or, ``on_stdin``, not at all: it goes on standard input)."""
+    if any("{prompt}" in arg for arg in command):
+        return [arg.replace("{prompt}", text) for arg in command]
+    return command if on_stdin else [*command, text]

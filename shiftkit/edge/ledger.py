@@ -1,0 +1,242 @@
+"""The ledger on disk: the committed file, the entries waiting in the git dir for the next unit
+boundary, and usage read from Claude Code transcripts.
+
+Between boundaries entries wait in this worktree's git dir (``ledger-pending.jsonl``); at a
+boundary (finish, revert, a demotion) they are appended to the project's ledger and committed
+with the boundary's bookkeeping. A pending entry stays pending until HEAD's ledger holds its
+id, so a refused or crashed commit loses nothing and a re-run writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from shiftkit.core import ledger
+from shiftkit.core.claim import LocalClaim
+from shiftkit.core.errors import BadInput
+from shiftkit.core.ledger import Entry, Usage
+from shiftkit.edge import gitio, state
+from shiftkit.edge.atomic import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftkit.edge.context import Context
+
+LEDGER_FILE = ledger.LEDGER_FILE
+PENDING = "ledger-pending.jsonl"
+TRANSCRIPT = "transcript.json"
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id() -> str:
+    return os.urandom(8).hex()
+
+
+def ledger_path(ctx: Context) -> Path:
+    return ctx.root / ledger.LEDGER_FILE
+
+
+def pending_path(ctx: Context) -> Path:
+    return state.worktree_state(ctx.git_dir) / PENDING
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+def pending(ctx: Context) -> list[Entry]:
+    return ledger.parse(_read(pending_path(ctx)), str(pending_path(ctx)))
+
+
+def head_text(ctx: Context) -> str:
+    return gitio.read_blobs(ctx.root, [f"HEAD:{ledger.LEDGER_FILE}"])[0] or ""
+
+
+def read_all(ctx: Context) -> list[Entry]:
+    """Every entry: the ledger in the work tree, then what waits for the next boundary."""
+    committed = ledger.parse(_read(ledger_path(ctx)), ledger.LEDGER_FILE)
+    return ledger.merged(committed, pending(ctx))
+
+
+def add_pending(ctx: Context, entries: list[Entry]) -> None:
+    """Entries for the next boundary; one with the id of a waiting entry replaces it."""
+    if not entries:
+        return
+    fresh = {e.id for e in entries}
+    kept = [e for e in pending(ctx) if e.id not in fresh]
+    atomic_write(pending_path(ctx), ledger.dumps([*kept, *entries]))
+
+
+def fold(ctx: Context) -> bool:
+    """Write HEAD's ledger plus the waiting entries HEAD lacks into the work tree, ready to be
+    committed with the boundary's bookkeeping; drop waiting entries HEAD already has.
+    Returns whether the ledger file now differs from HEAD's."""
+    head = head_text(ctx)
+    committed = {e.id for e in ledger.parse(head, f"{ledger.LEDGER_FILE} at HEAD")}
+    waiting = pending(ctx)
+    new = [e for e in waiting if e.id not in committed]
+    if len(new) != len(waiting):
+        atomic_write(pending_path(ctx), ledger.dumps(new))
+    if not new:
+        return False
+    base = head if not head or head.endswith("\n") else head + "\n"
+    atomic_write(ledger_path(ctx), base + ledger.dumps(new))
+    return True
+
+
+def forget_committed(ctx: Context) -> None:
+    """After a commit: waiting entries that HEAD's ledger now holds wait no longer (another
+    branch checked out next must not get them again)."""
+    if not _read(pending_path(ctx)).strip():
+        return
+    committed = {e.id for e in ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD")}
+    waiting = pending(ctx)
+    left = [e for e in waiting if e.id not in committed]
+    if len(left) != len(waiting):
+        atomic_write(pending_path(ctx), ledger.dumps(left))
+
+
+# -- what happens at the boundaries -----------------------------------------------------------
+
+
+def note_verify(ctx: Context, feature_id: str, ok: bool, seconds: float) -> None:
+    entry = Entry("verify", new_id(), now(), feature=feature_id, ok=ok, seconds=round(seconds, 3))
+    add_pending(ctx, [entry])
+
+
+def unit_id(held: LocalClaim) -> str:
+    """One unit per claim: a finish that failed and the revert after it are one unit."""
+    return "unit-" + (held.oid or held.record.nonce or held.record.taken)[:16]
+
+
+def open_interval(ctx: Context) -> ledger.Interval | None:
+    held = state.local_claim(ctx.git_dir)
+    if held is None or held.record.taken == "?":
+        return None
+    return ledger.Interval(held.feature, held.record.taken, None)
+
+
+def note_unit(ctx: Context, held: LocalClaim, outcome: str, signature: str | None = None) -> None:
+    record_known_transcript(ctx)  # (while the claim is still open: its usage is its own)
+    entry = Entry(
+        "unit",
+        unit_id(held),
+        now(),
+        feature=held.feature,
+        session=held.record.session,
+        outcome=outcome,
+        claimed_at=held.record.taken,
+        signature=signature,
+    )
+    add_pending(ctx, [entry])
+
+
+def close_unit(ctx: Context, held: LocalClaim, outcome: str, signature: str | None = None) -> None:
+    """At finish or revert, before its commit: the unit's entry, the usage so far, and the
+    waiting entries written into the ledger file, which the boundary's commit takes."""
+    note_unit(ctx, held, outcome, signature)
+    fold(ctx)
+
+
+# -- usage ----------------------------------------------------------------------------------
+
+
+def add_usage(
+    ctx: Context,
+    usage: Usage,
+    *,
+    model: str,
+    session: str,
+    source: str,
+    feature: str | None,
+    usd: float | None = None,
+    at: str | None = None,
+) -> Entry:
+    entry = Entry(
+        "usage",
+        new_id(),
+        at or now(),
+        feature=feature,
+        session=session,
+        model=model,
+        usage=usage,
+        usd=usd,
+        source=source,
+    )
+    add_pending(ctx, [entry])
+    return entry
+
+
+def transcript_texts(path: Path) -> list[str]:
+    """The session's transcript and its subagents' (``<session>/subagents/*.jsonl`` beside
+    it), as text; a file that cannot be read is skipped."""
+    files = [path, *sorted(path.with_suffix("").glob("**/*.jsonl"))]
+    texts = []
+    for file in files:
+        try:
+            texts.append(file.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+    return texts
+
+
+def record_transcript(ctx: Context, path: Path, session: str) -> list[Entry]:
+    """Record what a transcript holds beyond what the ledger has for its session, each
+    message attributed to the feature claimed at its time. Remembers the transcript, so the
+    next unit boundary records it too."""
+    state.write_json(
+        state.worktree_state(ctx.git_dir) / TRANSCRIPT, {"path": str(path), "session": session}
+    )
+    if not path.is_file():
+        raise BadInput(f"{path}: no such transcript")
+    messages = ledger.transcript_messages(transcript_texts(path))
+    entries = read_all(ctx)
+    claims = ledger.intervals(entries, open_interval(ctx))
+    totals = ledger.attribute(messages, claims)
+    latest: dict[ledger.Key, str] = {}
+    for message in messages:
+        latest[(ledger.feature_at(message.at, claims), message.model)] = message.at
+    before = ledger.recorded(entries, session, "transcript")
+    written = []
+    for (feature, model), extra in ledger.news(totals, before):
+        written.append(
+            add_usage(
+                ctx,
+                extra,
+                model=model,
+                session=session,
+                source="transcript",
+                feature=feature,
+                at=latest.get((feature, model)),
+            )
+        )
+    return written
+
+
+def known_transcript(ctx: Context) -> tuple[Path, str] | None:
+    value = state.read_json(state.worktree_state(ctx.git_dir) / TRANSCRIPT)
+    if not isinstance(value, dict):
+        return None
+    path, session = value.get("path"), value.get("session")
+    if not isinstance(path, str) or not isinstance(session, str):
+        return None
+    return Path(path), session
+
+
+def record_known_transcript(ctx: Context) -> None:
+    """At a boundary: the remembered transcript (from the session's hooks), if any."""
+    known = known_transcript(ctx)
+    if known is None or not known[0].is_file():
+        return
+    try:
+        record_transcript(ctx, *known)
+    except BadInput:
+        return

@@ -1,0 +1,210 @@
+"""`shiftkit run`: the outer loop with scripted stand-in agents (programs that act like one:
+claim, write code, finish or fail, print a Claude-Code-shaped JSON result). It stops for each
+reason with its exit code, never runs a session after all pass, and reverts an abandoned
+dirty claim."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import git_ok, shiftkit, write
+
+from shiftkit.core import ledger, loop
+
+AGENT = r'''
+"""A stand-in for an agent session: does what the plan says for this session number."""
+import json, os, subprocess, sys, time
+
+plan_file, count_file = sys.argv[1], sys.argv[2]
+prompt = sys.argv[3] if len(sys.argv) > 3 else ""
+count = int(open(count_file).read()) + 1 if os.path.exists(count_file) else 1
+open(count_file, "w").write(str(count))
+plan = json.load(open(plan_file))
+action = plan[count - 1] if count <= len(plan) else "idle"
+with open(count_file + ".prompts", "a") as log:
+    log.write(json.dumps(prompt[:40]) + "\n")
+
+def sk(*args):
+    return subprocess.run(["shiftkit", *args], capture_output=True, text=True)
+
+def claimed():
+    out = sk("claim").stdout
+    feature = out.split("claimed ", 1)[1].split(":", 1)[0]
+    verify = json.loads(sk("show", feature, "--json").stdout)["verify"] or ""
+    return feature, verify
+
+if action in ("pass", "fail", "abandon", "sleep"):
+    feature, verify = claimed()
+    if action == "pass":
+        if verify.startswith("test -f "):
+            open(verify[len("test -f "):], "w").write("done\n")
+        sk("finish", "-m", f"make {feature} work")
+    else:
+        open("wrong.txt", "w").write("not it\n")
+        if action == "fail":
+            sk("verify")
+            sk("revert", "--reason", "the file never appears")
+        if action == "sleep":
+            open(count_file + ".ready", "w").write("1")
+            time.sleep(60)
+print(json.dumps({
+    "type": "result", "subtype": "success", "is_error": False, "duration_ms": 1200,
+    "num_turns": 4, "result": "All features are done!", "session_id": f"claude-{count}",
+    "total_cost_usd": 0.01,
+    "usage": {"input_tokens": 1000, "cache_creation_input_tokens": 200,
+              "cache_read_input_tokens": 5000, "output_tokens": 100},
+}))
+'''
+# fresh-equivalent of one session's result: 1000 + 0.1*5000 + 1.25*200 + 5*100
+SESSION_FRESH = 1000 + 500 + 250 + 500
+
+
+def ok(project: Path, *args: str) -> str:
+    result = shiftkit(project, *args)
+    assert result.returncode == 0, result.output
+    return result.stdout
+
+
+def setup(project: Path, tmp_path: Path, names: list[str], f000: bool = True) -> None:
+    for name in names:
+        ok(
+            project,
+            "add",
+            "--description",
+            f"{name} exists",
+            "--step",
+            "s",
+            "--verify",
+            f"test -f {name}",
+        )
+    git_ok(project, "add", "-A")
+    git_ok(project, "commit", "-q", "-m", "Add the features")
+    if f000:
+        ok(project, "claim", "F000")
+        ok(project, "finish", "-m", "the environment builds")
+    write(tmp_path / "agent.py", AGENT)
+
+
+def agent_command(tmp_path: Path, plan: list[str]) -> str:
+    write(tmp_path / "plan.json", json.dumps(plan))
+    return f"{sys.executable} {tmp_path / 'agent.py'} {tmp_path / 'plan.json'} {tmp_path / 'count'}"
+
+
+def sessions_run(tmp_path: Path) -> int:
+    path = tmp_path / "count"
+    return int(path.read_text()) if path.exists() else 0
+
+
+def run(project: Path, tmp_path: Path, plan: list[str], *options: str) -> tuple[int, str]:
+    result = shiftkit(project, "run", "--agent", agent_command(tmp_path, plan), *options)
+    assert "Traceback" not in result.output, result.output
+    return result.returncode, result.output
+
+
+def test_stops_when_all_pass_and_never_runs_another_session(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt", "b.txt"], f000=False)
+    code, out = run(scaffold, tmp_path, ["pass", "pass", "pass", "pass", "pass"])
+    assert code == loop.ALL_PASS == 0, out
+    assert sessions_run(tmp_path) == 3  # F000, F001, F002: not one more
+    assert "session 3: F002 passed · 3/3 passing" in out
+    assert "stopped: all 3 features pass (verified commits)" in out
+    assert f"{3 * (1000 + 200 + 5000 + 100):,} tokens" in out
+    assert "cost per passing feature: 2,250 fresh-equivalent tokens ($0.01) (3 passing)" in out
+    code, out = run(scaffold, tmp_path, ["pass"])
+    assert code == 0 and sessions_run(tmp_path) == 3 and "after 0 sessions" in out
+    data = json.loads(ok(scaffold, "cost", "--json"))
+    assert data["features"]["F001"]["input"] == 1000  # the result's usage, for its feature
+    assert data["totals"]["fresh_equivalent"] == pytest.approx(3 * SESSION_FRESH)
+
+
+def test_initializer_prompt_while_the_list_holds_only_f000(scaffold: Path, tmp_path: Path) -> None:
+    write(tmp_path / "agent.py", AGENT)
+    code, _ = run(scaffold, tmp_path, ["idle"], "--max-sessions", "1")
+    assert code == loop.MAX_SESSIONS
+    prompts = (tmp_path / "count.prompts").read_text()
+    assert json.loads(prompts.splitlines()[0]) == loop.INITIALIZER_PROMPT[:40]
+
+
+def test_stops_when_all_remaining_are_blocked(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt"])
+    code, out = run(scaffold, tmp_path, ["fail", "fail", "pass"])
+    assert code == loop.ALL_BLOCKED == 10, out
+    assert sessions_run(tmp_path) == 2
+    assert "every remaining feature is blocked" in out
+
+
+def test_stops_at_the_budget(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt", "b.txt"])
+    code, out = run(scaffold, tmp_path, ["pass", "pass"], "--budget-tokens", "2000")
+    assert code == loop.BUDGET == 11, out
+    assert sessions_run(tmp_path) == 1 and "the token budget is spent (2,250 of 2,000" in out
+    code, out = run(scaffold, tmp_path, ["pass"], "--budget-usd", "0.005")
+    assert code == loop.BUDGET and "the money budget is spent" in out
+
+
+def test_stops_without_progress(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt"])
+    code, out = run(scaffold, tmp_path, ["idle", "idle", "idle"], "--no-progress", "2")
+    assert code == loop.NO_PROGRESS == 12, out
+    assert sessions_run(tmp_path) == 2
+    assert "2 sessions in a row without a new passing feature" in out
+
+
+def test_stops_on_the_same_failure_twice(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt", "b.txt"])
+    code, out = run(scaffold, tmp_path, ["fail", "fail", "pass"])
+    assert code == loop.REPEATED_FAILURE == 13, out
+    assert sessions_run(tmp_path) == 2
+    assert "the same failure ended two sessions in a row (F001: " in out
+
+
+def test_stops_at_max_sessions_and_reverts_an_abandoned_claim(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    setup(scaffold, tmp_path, ["a.txt", "b.txt", "c.txt"])
+    code, out = run(scaffold, tmp_path, ["abandon", "pass", "pass"], "--max-sessions", "2")
+    assert code == loop.MAX_SESSIONS == 14, out
+    assert sessions_run(tmp_path) == 2
+    assert "session 1 abandoned F001 with a dirty tree: reverted, attempt counted" in out
+    assert "session 1: F001 abandoned, reverted · 1/4 passing" in out
+    assert "session 2: F001 passed · 2/4 passing" in out
+    assert not (scaffold / "wrong.txt").exists()
+    subjects = git_ok(scaffold, "log", "--format=%s").splitlines()
+    assert "F001: attempt 1 failed, reverted" in subjects
+    entries = ledger.parse((scaffold / ledger.LEDGER_FILE).read_text())
+    assert [e.outcome for e in entries if e.kind == "unit" and e.feature == "F001"] == [
+        "failed",
+        "passed",
+    ]
+    assert "abandoned" in (scaffold / "claude-progress.txt").read_text()
+    assert git_ok(scaffold, "status", "--porcelain") == ""
+
+
+def test_ctrl_c_cleans_up_like_an_abandoned_session(scaffold: Path, tmp_path: Path) -> None:
+    setup(scaffold, tmp_path, ["a.txt"])
+    command = agent_command(tmp_path, ["sleep"])
+    proc = subprocess.Popen(
+        ["shiftkit", "run", "--agent", command],
+        cwd=scaffold,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ.copy(),
+    )
+    deadline = time.time() + 120
+    while not (tmp_path / "count.ready").exists():
+        assert time.time() < deadline and proc.poll() is None
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == loop.INTERRUPTED == 130, out
+    assert "interrupted (Ctrl-C)" in out and "Traceback" not in out
+    assert "F001: attempt 1 failed, reverted" in git_ok(scaffold, "log", "-1", "--format=%s")
+    assert git_ok(scaffold, "status", "--porcelain") == ""
