@@ -72,16 +72,18 @@ def test_settings_validate_against_schemastore(scaffold: Path) -> None:
 
 def test_every_hook_has_a_timeout_and_runs_shiftkit() -> None:
     found = hooks(settings())
-    assert set(found) == {"SessionStart", "PreToolUse", "Stop"}
+    assert set(found) == {"SessionStart", "PreToolUse", "Stop", "SessionEnd"}
     timeouts = {event: hook["timeout"] for event, hook in found.items()}
     assert timeouts["SessionStart"] >= 600  # init.sh, the smoke test and two verifiers
     assert timeouts["PreToolUse"] <= 60 and timeouts["Stop"] <= 120
+    assert timeouts["SessionEnd"] <= 120  # reads one transcript
     assert found["SessionStart"]["command"].startswith("shiftkit start --brief --hook-input;")
     assert found["PreToolUse"]["command"].startswith("shiftkit guard;")
     assert found["Stop"]["command"].startswith("shiftkit stop-check;")
+    assert found["SessionEnd"]["command"].startswith("shiftkit usage record;")
 
 
-@pytest.mark.parametrize("event", ["SessionStart", "PreToolUse", "Stop"])
+@pytest.mark.parametrize("event", ["SessionStart", "PreToolUse", "Stop", "SessionEnd"])
 def test_hooks_fail_closed_without_shiftkit(scaffold: Path, tmp_path: Path, event: str) -> None:
     payload = {
         "session_id": "s1",
