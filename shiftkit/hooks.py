@@ -174,13 +174,12 @@ def _change_key(root: str, git_dir: Path, staged: dict[str, tuple[str, str]]) ->
     other parents, and this worktree's claim — not the settings, which HEAD fixes."""
     from shiftkit.edge import gitio, state
 
-    held = state.local_claim(git_dir)
     code, head, _ = gitio.plumb(["rev-parse", "-q", "--verify", "HEAD"], root)
     return [
         head.decode().strip() if code == 0 else None,
         sorted([name, *blobs] for name, blobs in staged.items()),
         gitio.merge_parents(git_dir),
-        [held.feature, held.oid] if held else None,
+        state.local_claim_key(git_dir),
     ]
 
 

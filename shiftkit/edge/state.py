@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from shiftkit.core.claim import LocalClaim, parse_local
 from shiftkit.edge.atomic import atomic_write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from shiftkit.core.claim import LocalClaim
 
 STATE_DIR = "shiftkit"
 
@@ -73,7 +74,19 @@ def local_claim_path(git_dir: Path) -> Path:
 
 
 def local_claim(git_dir: Path) -> LocalClaim | None:
+    from shiftkit.core.claim import parse_local
+
     return parse_local(read_json(local_claim_path(git_dir)))
+
+
+def local_claim_key(git_dir: Path) -> list[str] | None:
+    """(feature, claim object) of this worktree's claim, read without building the record:
+    the commit hooks key their record by it on every commit (no typing import there)."""
+    record = read_json(local_claim_path(git_dir))
+    if not isinstance(record, dict):
+        return None
+    feature, oid = record.get("feature"), record.get("oid", "")
+    return [feature, oid] if isinstance(feature, str) and isinstance(oid, str) else None
 
 
 def save_local_claim(git_dir: Path, held: LocalClaim) -> None:
