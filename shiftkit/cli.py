@@ -350,22 +350,24 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
 
 @cli.command()
 @click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("open"))
-@click.option("--steal", is_flag=True, help="Take over a claim held by another session.")
-def claim(feature_id: str | None, steal: bool) -> int:
+@click.option("--steal", is_flag=True, help="Take over a stale claim of another session.")
+@click.option("--force", is_flag=True, help="With --steal: even a claim that looks alive.")
+def claim(feature_id: str | None, steal: bool, force: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time."""
     from shiftkit.commands import claims
 
-    return claims.claim(_context(), feature_id, steal, _say)
+    return claims.claim(_context(), feature_id, steal, _say, force)
 
 
 @cli.command()
 @click.argument("feature_id", metavar="[ID]", required=False)
-@click.option("--steal", is_flag=True, help="Release a claim held by another session.")
-def release(feature_id: str | None, steal: bool) -> int:
+@click.option("--steal", is_flag=True, help="Release a stale claim of another session.")
+@click.option("--force", is_flag=True, help="With --steal: even a claim that looks alive.")
+def release(feature_id: str | None, steal: bool, force: bool) -> int:
     """Give a claim back without counting an attempt."""
     from shiftkit.commands import claims
 
-    return claims.release(_context(), feature_id, steal, _say)
+    return claims.release(_context(), feature_id, steal, _say, force)
 
 
 @cli.command()

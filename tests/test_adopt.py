@@ -224,10 +224,13 @@ def test_without_shiftkit_on_path_adoption_is_refused_and_nothing_changes(
 ) -> None:
     root = users_repository(tmp_path / "app")
     before = steady_snapshot(root)
+    # Every folder that holds a `shiftkit` goes (the suite's venv, and any other one).
     path = os.pathsep.join(
         entry
         for entry in os.environ["PATH"].split(os.pathsep)
-        if entry and Path(entry).resolve() != BIN_DIR.resolve()
+        if entry
+        and Path(entry).resolve() != BIN_DIR.resolve()
+        and not (Path(entry) / "shiftkit").exists()
     )
     assert subprocess.run(["which", "shiftkit"], env={"PATH": path}).returncode != 0
     result = run(

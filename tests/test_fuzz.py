@@ -414,7 +414,12 @@ def expected_problem(document: dict[str, Any]) -> bool:
                 continue
             if key not in cls._field_defaults:
                 return True
-            if type(value) is not type(cls._field_defaults[key]):
+            expected = type(cls._field_defaults[key])
+            if expected is float and type(value) is int:
+                value = float(value)  # a whole number where a ratio goes is fine
+            if type(value) is not expected:
+                return True
+            if expected is float and value < 0:
                 return True
             if key in config._CHOICES and value not in config._CHOICES[key]:
                 return True

@@ -184,7 +184,16 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
 
 def test_steal_of_a_remote_claim_happens_once(scaffold: Path, tmp_path: Path) -> None:
     bare, (one, two, three) = _machines(scaffold, tmp_path, ("one", "two", "three"))
-    ok(one, "claim", "F001")
+    holder = subprocess.Popen(["sleep", "60"])
+    try:
+        ok_claim = shiftkit(one, "claim", "F001", env={"SHIFTKIT_SESSION_PID": str(holder.pid)})
+        assert ok_claim.returncode == 0, ok_claim.output
+        live = shiftkit(two, "claim", "F001", "--steal")
+        assert live.returncode == 3 and "--force" in live.stderr  # alive: not taken
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "STALE? process" in ok(two, "claims")
     held = _server_claims(bare)["F001"]
     shiftkit_bin = str(BIN_DIR / "shiftkit")
     stealers = [

@@ -417,5 +417,7 @@ def test_claim_held_by_another_session_exit_3_and_steal(calc: Path, tmp_path: Pa
     assert held.returncode == 3 and "worktree" in held.stderr
     release = shiftkit(calc, "release", "F000")
     assert release.returncode == 3
-    ok(calc, "claim", "F000", "--steal")
+    live = shiftkit(calc, "claim", "F000", "--steal")
+    assert live.returncode == 3 and "add --force to take a live one" in live.stderr
+    ok(calc, "claim", "F000", "--steal", "--force")
     assert "claim taken over" in (calc / ".git" / "shiftkit" / "pending-note.txt").read_text()

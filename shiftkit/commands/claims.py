@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
-from shiftkit.core.errors import BadInput, Refused
+from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
 from shiftkit.edge import claims, gitio, ledger, remote, state
 from shiftkit.edge.context import Context, add_note, clear_note, short
 from shiftkit.edge.project import read_features
@@ -53,7 +53,7 @@ def _release(ctx: Context, feature_id: str, oid: str) -> bool:
 # -- claim ---------------------------------------------------------------------------------
 
 
-def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
+def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bool = False) -> int:
     from shiftkit.commands import start as startup
 
     held = state.local_claim(ctx.git_dir)
@@ -85,7 +85,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
     else:
         chosen = features.require(feature_list, feature_id, ctx.config.features)
         _check_claimable(feature_list, chosen)
-        record, oid, note = _claim_named(ctx, chosen, steal)
+        record, oid, note = _claim_named(ctx, chosen, steal, force)
     state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
     if note:
         add_note(ctx, note)
@@ -130,7 +130,7 @@ def _claim_next(
 
 
 def _claim_named(
-    ctx: Context, chosen: features.Feature, steal: bool
+    ctx: Context, chosen: features.Feature, steal: bool, force: bool
 ) -> tuple[ClaimRecord, str, str]:
     record = _new_record(ctx, chosen.id)
     existing = taken(ctx).get(chosen.id) if ctx.config.claims.enabled else None
@@ -140,6 +140,7 @@ def _claim_named(
             return existing.record, existing.oid, ""
         if not steal:
             raise claims.ClaimHeld(existing)
+        _require_stale(existing, force)
         oid = _acquire(ctx, record, replacing=existing.oid)
         return record, oid, f"claim taken over (--steal) from {holder(existing)}"
     if ctx.config.claims.enabled:
@@ -160,6 +161,19 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
         raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
 
 
+def _require_stale(held: claims.Claim, force: bool) -> None:
+    """`--steal` takes only a claim that looks abandoned; a live one needs `--force` too.
+    Two stealers racing: the first replaces the stale object, and the second then finds a
+    live claim (or loses the lease on the stale one) — exactly one wins."""
+    if force or held.record is None or claims.staleness(held.record) is not None:
+        return
+    raise ShiftkitError(
+        f"{held.holder()}, and it does not look abandoned (`shiftkit claims` marks stale "
+        f"ones); --steal takes only a stale claim — add --force to take a live one",
+        exit_code=CLAIM_HELD,
+    )
+
+
 def holder(held: claims.Claim) -> str:
     return held.record.holder() if held.record else f"nobody (a broken claim: {held.broken})"
 
@@ -167,7 +181,9 @@ def holder(held: claims.Claim) -> str:
 # -- release -------------------------------------------------------------------------------
 
 
-def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
+def release(
+    ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bool = False
+) -> int:
     own = state.local_claim(ctx.git_dir)
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
@@ -184,6 +200,7 @@ def release(ctx: Context, feature_id: str | None, steal: bool, say: Say) -> int:
         raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
     if not steal:
         raise claims.ClaimHeld(held)
+    _require_stale(held, force)
     if not _release(ctx, feature_id, held.oid):
         raise Refused(f"the claim on {feature_id} changed while releasing it; look again")
     say(f"released {feature_id}, which was held by {holder(held)}")
