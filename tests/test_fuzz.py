@@ -399,6 +399,19 @@ def render_toml(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def bad_prices(table: Any) -> bool:
+    """`[shiftkit.prices]`: per model, all four prices, each a number of 0 or more."""
+    if not isinstance(table, dict):
+        return True
+    for entry in table.values():
+        if not isinstance(entry, dict) or set(entry) != set(config.ModelPrice._fields):
+            return True
+        for value in entry.values():
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                return True
+    return False
+
+
 def expected_problem(document: dict[str, Any]) -> bool:
     """Whether `config.parse` must refuse this document."""
     if set(document) != {"shiftkit"}:
@@ -408,6 +421,10 @@ def expected_problem(document: dict[str, Any]) -> bool:
         if not isinstance(table, dict):
             return True
         for key, value in table.items():
+            if sections and key == "prices":
+                if bad_prices(value):
+                    return True
+                continue
             if sections and key in SECTION_KEYS:
                 if bad_table(config._SECTIONS[key], value, False):
                     return True
@@ -448,7 +465,9 @@ def test_config_tables_parse_or_name_the_key(document: dict[str, Any]) -> None:
         return
     assert not expected_problem(document), text
     for key, value in document["shiftkit"].items():
-        if key in SECTION_KEYS:
+        if key == "prices":
+            assert dict(parsed.prices) == {m: config.ModelPrice(**v) for m, v in value.items()}
+        elif key in SECTION_KEYS:
             for sub_key, sub_value in value.items():
                 assert getattr(getattr(parsed, key), sub_key) == sub_value
         else:
