@@ -288,3 +288,20 @@ def use_shims(project: Path) -> None:
         (project / ".git" / "hooks" / name).unlink()
     ok(project, "install-hooks")
     assert "exec shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()
+
+
+def shell_features(project: Path, *names: str) -> None:
+    """Features whose verifiers are `test -f NAME` (fast), committed."""
+    for name in names:
+        ok(
+            project,
+            "add",
+            "--description",
+            f"{name} exists",
+            "--step",
+            "s",
+            "--verify",
+            f"test -f {name}",
+        )
+    git_ok(project, "add", "-A")
+    git_ok(project, "commit", "-q", "-m", "Add the features")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, git_ok, shiftkit, write
+from conftest import git, git_ok, shell_features, shiftkit, write
 
 from shiftkit.core import cost, ledger
 from shiftkit.core.config import CostConfig, ModelPrice
@@ -20,22 +20,6 @@ def ok(project: Path, *args: str) -> str:
     assert result.returncode == 0, result.output
     assert "Traceback" not in result.output
     return result.stdout
-
-
-def shell_features(project: Path, *names: str) -> None:
-    for name in names:
-        ok(
-            project,
-            "add",
-            "--description",
-            f"{name} exists",
-            "--step",
-            "s",
-            "--verify",
-            f"test -f {name}",
-        )
-    git_ok(project, "add", "-A")
-    git_ok(project, "commit", "-q", "-m", "Add the features")
 
 
 def spend(project: Path, i: int, o: int, cr: int = 0, cw: int = 0, session: str = "s") -> None:

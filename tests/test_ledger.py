@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, git_ok, shiftkit, write
+from conftest import git, git_ok, shell_features, shiftkit, write
 
 from shiftkit.core import config, ledger
 from shiftkit.core.errors import BadInput
@@ -205,23 +205,6 @@ def test_cost_settings_are_validated() -> None:
 
 
 # -- end to end: real claims, commits and hooks ---------------------------------------------------
-
-
-def shell_features(project: Path, *names: str) -> None:
-    """Features whose verifiers are `test -f NAME` (fast), committed."""
-    for name in names:
-        ok(
-            project,
-            "add",
-            "--description",
-            f"{name} exists",
-            "--step",
-            "s",
-            "--verify",
-            f"test -f {name}",
-        )
-    git_ok(project, "add", "-A")
-    git_ok(project, "commit", "-q", "-m", "Add the features")
 
 
 def committed_entries(project: Path) -> list[Entry]:

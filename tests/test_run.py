@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git_ok, shiftkit, write
+from conftest import git_ok, shell_features, shiftkit, write
 
 from shiftkit.core import ledger, loop
 
@@ -73,19 +73,7 @@ def ok(project: Path, *args: str) -> str:
 
 
 def setup(project: Path, tmp_path: Path, names: list[str], f000: bool = True) -> None:
-    for name in names:
-        ok(
-            project,
-            "add",
-            "--description",
-            f"{name} exists",
-            "--step",
-            "s",
-            "--verify",
-            f"test -f {name}",
-        )
-    git_ok(project, "add", "-A")
-    git_ok(project, "commit", "-q", "-m", "Add the features")
+    shell_features(project, *names)
     if f000:
         ok(project, "claim", "F000")
         ok(project, "finish", "-m", "the environment builds")

@@ -49,8 +49,7 @@ def has_green_check(ctx: Context) -> bool:
 
 def repair_first(ctx: Context) -> list[str]:
     """Features the last start check demoted: the next session repairs them first."""
-    record = last_check(ctx)
-    return list(record.demoted) if record else []
+    return state.demoted(ctx.git_dir)  # the reader `next` and `status` use too
 
 
 def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
