@@ -114,11 +114,14 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     sh(["git", "add", "-A"], noop_flip, env)
 
     staged_blob = sh(["git", "rev-parse", ":features.json"], project, env).strip()
-    marker = project / ".git" / "shiftkit" / "validated" / staged_blob
+    records = [
+        project / ".git" / "shiftkit" / kind / staged_blob for kind in ("validated", "tables")
+    ]
 
     def fresh_flip() -> None:
-        # Every real flip stages a list never validated before: forget that this one was.
-        marker.unlink(missing_ok=True)
+        # Every real flip stages a list never checked before: forget that this one was.
+        for record in records:
+            record.unlink(missing_ok=True)
         commit(project, f"{target}: the bench feature")
 
     def commit(where: Path, message: str) -> None:

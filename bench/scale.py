@@ -205,10 +205,11 @@ def append_cases(
         path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         sh(["git", "add", "features.json"], shim, env)
         blob = sh(["git", "rev-parse", ":features.json"], shim, env).strip()
-        marker = shim / ".git" / "shiftkit" / "validated" / blob
+        records = [shim / ".git" / "shiftkit" / kind / blob for kind in ("validated", "tables")]
 
-        def forget(marker: Path = marker) -> None:
-            marker.unlink(missing_ok=True)  # every real append stages a list never seen
+        def forget(records: list[Path] = records) -> None:
+            for record in records:  # every real append stages a list never seen
+                record.unlink(missing_ok=True)
 
         def commit(where: Path = shim) -> None:
             run(["git", "commit", "-q", "-m", "Add F99999: one more feature"], where, env)

@@ -200,9 +200,9 @@ def next_(as_json: bool) -> int:
     proj = project.find()
     feature_list = project.read_features(proj)
     claimed = _claims(proj)
-    options = features.candidates(feature_list, claimed, _repair_first(proj))
+    options = features.candidates(feature_list, claimed, _repair_first(proj), limit=1)
     chosen = options[0] if options else None
-    all_pass = bool(feature_list.features) and all(f.passes for f in feature_list.features)
+    all_pass = features.all_pass(feature_list)
     if as_json:
         _emit_json(
             {

@@ -328,7 +328,7 @@ def _evaluate(
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
     from shiftkit.core import rules
-    from shiftkit.edge import claims, gitio, judge, snapshot, state
+    from shiftkit.edge import claims, gitio, judge, snapshot
 
     cfg = settings.parent  # the judge: HEAD's settings, whatever the commit or work tree say
     head = gitio.head_oid(top)
@@ -360,11 +360,10 @@ def _evaluate(
         verification=evidence.verification,
         **snapshot.trust(parents, blobs, common),
         known_valid=staged_valid,
+        checked=snapshot.checked_list(common, staged_blob) if staged_valid else None,
         judge=settings.judge,
     )
-    valid_list = report.staged is not None and not any(v.rule == 1 for v in report.violations)
-    if valid_list and staged_blob is not None and not staged_valid:
-        state.mark_validated(common, staged_blob[0])
+    snapshot.record(common, staged_blob, report)
     return report, evidence.verified
 
 

@@ -305,3 +305,13 @@ def shell_features(project: Path, *names: str) -> None:
         )
     git_ok(project, "add", "-A")
     git_ok(project, "commit", "-q", "-m", "Add the features")
+
+
+def fuzz_examples(default: int, *, subprocess_runs: bool = False) -> int:
+    """The example count of one property: ``default``, or more for a long run."""
+    wanted = os.environ.get("SHIFTKIT_FUZZ_EXAMPLES", "").strip()
+    if wanted.isdigit() and int(wanted) > 0:
+        return max(default, int(wanted) // 10 if subprocess_runs else int(wanted))
+    if os.environ.get("SHIFTKIT_FUZZ", "").strip().lower() == "long":
+        return default * 10
+    return default

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fuzz_examples as examples
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -41,16 +42,6 @@ settings.register_profile(
     ],
 )
 settings.load_profile("shiftkit-fuzz")
-
-
-def examples(default: int, *, subprocess_runs: bool = False) -> int:
-    """The example count of one property: ``default``, or more for a long run."""
-    wanted = os.environ.get("SHIFTKIT_FUZZ_EXAMPLES", "").strip()
-    if wanted.isdigit() and int(wanted) > 0:
-        return max(default, int(wanted) // 10 if subprocess_runs else int(wanted))
-    if os.environ.get("SHIFTKIT_FUZZ", "").strip().lower() == "long":
-        return default * 10
-    return default
 
 
 def one_line_bad_input(exc: BadInput, source: str | None = None) -> None:

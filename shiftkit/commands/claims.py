@@ -89,7 +89,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
     if note:
         add_note(ctx, note)
-    feature = feature_list.by_id[record.feature]
+    feature = features.require(feature_list, record.feature, ctx.config.features)
     say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
     return 0
 
@@ -107,9 +107,9 @@ def _claim_next(
 ) -> tuple[ClaimRecord | None, str]:
     """Claim the first feature `next` names; on a lost race, the next one."""
     for _ in range(CLAIM_TRIES):
-        options = features.candidates(feature_list, taken(ctx), repair)
+        options = features.candidates(feature_list, taken(ctx), repair, limit=1)
         if not options:
-            if feature_list.features and all(f.passes for f in feature_list.features):
+            if features.all_pass(feature_list):
                 say(features.all_pass_message(feature_list))
                 return None, ""
             raise Refused(
@@ -156,7 +156,7 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
             f"{feature.id} is blocked ({feature.blocked.reason}); a person must "
             f"`shiftkit unblock {feature.id} --note ...` first"
         )
-    unmet = [dep for dep in feature.depends_on if not feature_list.by_id[dep].passes]
+    unmet = [dep for dep in feature.depends_on if not features.passes(feature_list, dep)]
     if unmet:
         raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
 

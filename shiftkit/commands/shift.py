@@ -34,7 +34,7 @@ from shiftkit.edge.context import (
     write_log,
     write_planned_log,
 )
-from shiftkit.edge.project import read_features
+from shiftkit.edge.project import read_features, read_features_at
 from shiftkit.edge.undo import undone_on_refusal
 
 Say = Callable[[str], None]
@@ -236,7 +236,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
         f"Shiftkit-Claim: {record.oid or '-'}\n"
     )
-    _precheck(ctx, features.dumps(flipped), new_log, new_archive, message, feature_id)
+    _precheck(ctx, flipped, new_log, new_archive, message, feature_id)
     again = (
         f"nothing was committed, and the index, {ctx.config.features} and the log are as "
         f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
@@ -265,14 +265,11 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
 
 
 def _passes_at_head(ctx: Context, feature_id: str) -> bool:
-    text = gitio.read_blobs(ctx.root, [f"HEAD:{ctx.config.features}"])[0]
-    if text is None:
-        return False
     try:
-        committed = features.loads(text, ctx.config.features).get(feature_id)
+        committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
     except BadInput:
         return False
-    return committed is not None and committed.passes
+    return committed is not None and features.passes(committed, feature_id)
 
 
 def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
@@ -303,7 +300,7 @@ def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
 
 def _precheck(
     ctx: Context,
-    features_text: str,
+    planned: features.FeatureList,
     log_text: str,
     archive_text: str | None,
     message: str,
@@ -317,7 +314,7 @@ def _precheck(
     names = (cfg.features, cfg.progress, cfg.log.archive)
     parents, blobs = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
     archive = archive_text if archive_text is not None else parents[0].archive
-    proposed = rules.Proposed(features_text, log_text, archive)
+    proposed = rules.Proposed(features.dumps(planned), log_text, archive)
     settings = judge.judging(
         gitio.read_blobs(ctx.root, [f"HEAD:{n}" for n in judge.SETTINGS_FILES]),
         [read_optional_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
@@ -332,6 +329,7 @@ def _precheck(
         claimed=feature_id,
         claims_enabled=cfg.claims.enabled,
         **snapshot.trust(parents, blobs, ctx.common_dir),
+        checked=planned if planned.checked else None,  # (each change to it checked)
         judge=settings.judge,
     )
     if report.violations:

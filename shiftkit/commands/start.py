@@ -54,11 +54,14 @@ def repair_first(ctx: Context) -> list[str]:
 
 def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
     times = state.read_json(state.repo_state(ctx.common_dir) / "verified-at.json") or {}
-    # (from the raw items: only the sampled features become `Feature`s)
-    passing = [item for item in feature_list.items if item.get("passes") is True]
-    ordered = sorted(passing, key=lambda i: (i.get("core") is not True, times.get(i["id"], "")))
-    chosen = [feature_list.get(item["id"]) for item in ordered[: ctx.config.regression_sample]]
-    return [f for f in chosen if f is not None]
+    # (from the list's table: only the sampled features become `Feature`s)
+    table = feature_list.table
+    passing = [
+        (not flags & features.CORE, times.get(feature_id, ""), index)
+        for index, (feature_id, flags) in enumerate(zip(table.ids, table.flags, strict=True))
+        if flags & features.PASSES
+    ]
+    return [feature_list.at(index) for *_, index in sorted(passing)[: ctx.config.regression_sample]]
 
 
 def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.Step:
@@ -219,7 +222,7 @@ def _claim_view(
     """This worktree's claim record, as the orientation shows it."""
     if own is None:
         return None
-    feature = feature_list.by_id.get(own.feature)
+    feature = feature_list.get(own.feature)
     return orientation.ClaimView(
         feature=own.feature,
         base=short(own.base),
@@ -255,7 +258,7 @@ def _upcoming(
 ) -> tuple[features.Feature | None, list[features.Feature]]:
     """The feature to claim next and the ones after it: the head of the one list `next` and
     `claim` read (repair first)."""
-    options = features.candidates(feature_list, taken, repair)
+    options = features.candidates(feature_list, taken, repair, limit=1 + after)
     return (options[0] if options else None), options[1 : 1 + after]
 
 
@@ -282,7 +285,7 @@ def gather(
     after: list[features.Feature] = []
     if own is None:
         chosen, after = _upcoming(feature_list, set(taken), repair, amounts.after)
-    blocked = [f for f in feature_list.features if f.blocked is not None and not f.passes]
+    blocked = features.blocked_open(feature_list)
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
     return orientation.StartData(

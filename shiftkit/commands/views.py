@@ -21,7 +21,7 @@ def status_data(
     feature_list: features.FeatureList, claims: Mapping[str, Claim], repair: list[str]
 ) -> dict[str, Any]:
     c = features.counts(feature_list, claims)
-    options = features.candidates(feature_list, claims, repair)
+    options = features.candidates(feature_list, claims, repair, limit=1)
     upcoming = options[0] if options else None
     return {
         "total": c.total,
@@ -33,8 +33,8 @@ def status_data(
         "all_pass": c.total > 0 and c.passing == c.total,
         "blocked_features": [
             {"id": f.id, "reason": f.blocked.reason, "since": f.blocked.since}
-            for f in feature_list.features
-            if f.blocked is not None and not f.passes
+            for f in features.blocked_open(feature_list)
+            if f.blocked is not None
         ],
         "claimed_features": [{"id": c.feature, **c.as_json()} for c in claims.values()],
     }

@@ -43,9 +43,51 @@ class Feature(NamedTuple):
         return self[: len(DEFINITION_FIELDS)]
 
 
+class Table(NamedTuple):
+    """What the protocol's choices read of every feature, column by column, without building
+    a `Feature` for each: the ids in order, a flags byte each (`PASSES`, `BLOCKED`, `CORE`)
+    and the dependencies. Kept in the git dir per list blob, so `status`, `next` and `claim`
+    on a 50,000-feature list read this instead of parsing the list."""
+
+    ids: tuple[str, ...]
+    flags: bytes
+    depends_on: tuple[tuple[str, ...], ...]
+
+
+PASSES, BLOCKED, CORE = 1, 2, 4
+
+
+def table_of(items: Sequence[Mapping[str, Any]]) -> Table:
+    return Table(
+        tuple(item["id"] for item in items),
+        bytes(
+            (PASSES if item["passes"] is True else 0)
+            | (BLOCKED if item.get("blocked") is not None else 0)
+            | (CORE if item.get("core") is True else 0)
+            for item in items
+        ),
+        tuple(tuple(item.get("depends_on", ())) for item in items),
+    )
+
+
+def _flags(feature: Feature) -> int:
+    return (
+        (PASSES if feature.passes else 0)
+        | (BLOCKED if feature.blocked is not None else 0)
+        | (CORE if feature.core else 0)
+    )
+
+
 class FeatureList:
     """The features in priority order. Built from parsed JSON it stays lazy: a commit hook
-    on a 5,000-feature list turns only the items it looks at into `Feature` objects."""
+    on a 5,000-feature list turns only the items it looks at into `Feature` objects.
+
+    Built from a checked text and its `Table` (`from_text`) it is lazier still: nothing is
+    parsed until asked for; `get` parses the one item's text (``spans``: where each item's
+    object lies in the text, when it is laid out as `dumps` writes it), and `replace_feature`
+    and `append` change only that item's text. ``checked``: every item is known valid (what
+    `edge.project` records per blob so no command validates the same list twice).
+    """
 
     def __init__(
         self,
@@ -61,18 +103,46 @@ class FeatureList:
         self.schema_ref = schema_ref
         self._by_id: dict[str, Feature] | None = None
         self._index: dict[str, int] | None = None
+        self._table: Table | None = None
+        self.text: str | None = None  # the exact text this list was read from, if any
+        self.spans: tuple[int, ...] | None = None  # start, end of each item's object
+        self.checked = False
+
+    @classmethod
+    def from_text(
+        cls,
+        text: str,
+        table: Table,
+        spans: Sequence[int] | None,
+        schema_ref: str | None,
+        checked: bool = True,
+        items: Sequence[Mapping[str, Any]] | None = None,
+    ) -> FeatureList:
+        made = cls(schema_ref=schema_ref, items=items)
+        made.text, made._table, made.checked = text, table, checked
+        made.spans = tuple(spans) if spans is not None else None
+        return made
+
+    @property
+    def table(self) -> Table:
+        if self._table is None:
+            self._table = table_of(self.items)
+        return self._table
 
     @property
     def features(self) -> tuple[Feature, ...]:
         if self._features is None:
-            self._features = tuple(feature_from_dict(item) for item in self._items or ())
+            self._features = tuple(feature_from_dict(item) for item in self.items)
         return self._features
 
     @property
     def items(self) -> Sequence[Mapping[str, Any]]:
         """The features as parsed JSON objects."""
         if self._items is None:
-            self._items = [feature_to_dict(f) for f in self.features]
+            if self._features is None and self.text is not None:
+                self._items = json.loads(self.text)["features"]  # (checked when it was read)
+            else:
+                self._items = [feature_to_dict(f) for f in self.features]
         return self._items
 
     @property
@@ -82,11 +152,15 @@ class FeatureList:
         return self._by_id
 
     def __len__(self) -> int:
-        return len(self._features) if self._features is not None else len(self._items or ())
+        if self._features is not None:
+            return len(self._features)
+        if self._items is not None:
+            return len(self._items)
+        return len(self.table.ids)
 
     def position(self, feature_id: str) -> int | None:
         if self._index is None:
-            self._index = {item["id"]: i for i, item in enumerate(self.items)}
+            self._index = {feature_id: i for i, feature_id in enumerate(self.table.ids)}
         return self._index.get(feature_id)
 
     def get(self, feature_id: str) -> Feature | None:
@@ -95,9 +169,20 @@ class FeatureList:
         index = self.position(feature_id)
         if index is None:
             return None
+        return self.at(index)
+
+    def at(self, index: int) -> Feature:
         if self._features is not None:
             return self._features[index]
-        return feature_from_dict(self.items[index])
+        return feature_from_dict(self.items_at(index))
+
+    def items_at(self, index: int) -> Mapping[str, Any]:
+        """Item ``index`` as parsed JSON (only that item parsed, when laid out)."""
+        if self._items is None and self.spans is not None and self.text is not None:
+            start, end = self.spans[2 * index], self.spans[2 * index + 1]
+            parsed: Mapping[str, Any] = json.loads(self.text[start:end])
+            return parsed
+        return self.items[index]
 
     def index_of(self, feature_id: str) -> int:
         index = self.position(feature_id)
@@ -107,18 +192,273 @@ class FeatureList:
 
     def replace_feature(self, new: Feature) -> FeatureList:
         index = self.index_of(new.id)
+        if self.text is not None and self.spans is not None:
+            start, end = self.spans[2 * index], self.spans[2 * index + 1]
+            return self._spliced(index, start, end, new, "")
         features = (*self.features[:index], new, *self.features[index + 1 :])
         return FeatureList(features, self.schema_ref)
 
     def append(self, new: Feature) -> FeatureList:
+        if self.text is not None and self.spans is not None and self.spans:
+            end = self.spans[-1]
+            return self._spliced(len(self.table.ids), end, end, new, ",\n    ")
         return FeatureList((*self.features, new), self.schema_ref)
+
+    def _spliced(self, index: int, start: int, end: int, new: Feature, lead: str) -> FeatureList:
+        """This list with item ``index`` (the text from ``start`` to ``end``) replaced, or
+        appended, by ``new`` laid out as `dumps` lays it out; only that item is checked."""
+        assert self.text is not None and self.spans is not None
+        table = self.table
+        item = feature_to_dict(new)
+        body = item_text(item)
+        text = self.text[:start] + lead + body + self.text[end:]
+        delta = len(lead) + len(body) - (end - start)
+        first = start + len(lead)
+        mine = (first, first + len(body))
+        appended = index == len(table.ids)
+        spans = (
+            *self.spans[: 2 * index],
+            *mine,
+            *(position + delta for position in self.spans[2 * index + 2 :]),
+        )
+        new_table = Table(
+            (*table.ids[:index], new.id, *table.ids[index + 1 :]),
+            table.flags[:index] + bytes((_flags(new),)) + table.flags[index + 1 :],
+            (*table.depends_on[:index], new.depends_on, *table.depends_on[index + 1 :]),
+        )
+        # (a flip of `passes` alone keeps a valid item valid: the schema asks no more of it)
+        flip = not appended and self.at(index)._replace(passes=new.passes) == new
+        checked = self.checked and (flip or _item_fits(item, table, None if appended else index))
+        return FeatureList.from_text(text, new_table, spans, self.schema_ref, checked)
+
+
+def item_text(item: Mapping[str, Any]) -> str:
+    """One feature's object as `dumps` lays it out inside the list (at an indent of four;
+    JSON strings hold no raw line break, so every line break is the layout's)."""
+    return json.dumps(item, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+
+
+def _item_fits(item: Mapping[str, Any], table: Table, index: int | None) -> bool:
+    """Rule 1 for one item put into a valid list at ``index`` (None: appended): it matches
+    the schema, its id is its own, its dependencies are known and not itself."""
+    ids = table.ids
+    if index is not None and ids[index] != item["id"]:
+        return False
+    if index is None and (item["id"] in ids or "\n" in item["id"]):
+        return False
+    known = set(ids) | {item["id"]}
+    dependencies = item.get("depends_on", ())
+    if item["id"] in dependencies or any(dep not in known for dep in dependencies):
+        return False
+    return schema_errors({"features": [item]}) is None
+
+
+_CHUNK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share: chunk by chunk (compared in C),
+    then halving inside the first chunk that differs."""
+    limit = min(len(a), len(b))
+    low = 0
+    while low + _CHUNK <= limit and a[low : low + _CHUNK] == b[low : low + _CHUNK]:
+        low += _CHUNK
+    high = min(low + _CHUNK, limit)
+    while low < high:  # a[:low] == b[:low]; the first difference is before `high`
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, most: int) -> int:
+    """How many trailing characters ``a`` and ``b`` share, at most ``most``."""
+    ra, rb = len(a), len(b)
+    length = 0
+    while (
+        length + _CHUNK <= most
+        and a[ra - length - _CHUNK : ra - length] == b[rb - length - _CHUNK : rb - length]
+    ):
+        length += _CHUNK
+    high = min(length + _CHUNK, most)
+    while length < high:
+        middle = (length + high + 1) // 2
+        if a[ra - middle : ra - length] == b[rb - middle : rb - length]:
+            length = middle
+        else:
+            high = middle - 1
+    return length
+
+
+def _touched(spans: Sequence[int], size: int, prefix: int, suffix: int) -> range:
+    """The items of a laid-out text of ``size`` characters (item ``i`` from ``spans[2i]`` to
+    ``spans[2i + 1]``) that a change of everything between its first ``prefix`` and its
+    last ``suffix`` characters may touch. The items before the range lie, with the
+    separator after each, in the prefix; the ones after it, with the separator before
+    each, in the suffix."""
+    import bisect
+
+    first = bisect.bisect_right(spans[1::2], prefix - (len(ITEM_SEPARATOR) - 6))
+    last = bisect.bisect_left(spans[0::2], size - suffix + 12)
+    return range(first, max(first, last))
+
+
+def _differing(old: str, new: str) -> tuple[int, int]:
+    """(common prefix, common suffix) of two texts, never overlapping in either."""
+    prefix = _common_prefix(old, new)
+    return prefix, _common_suffix(old, new, min(len(old), len(new)) - prefix)
+
+
+def changed_positions(old: FeatureList, new: FeatureList) -> list[int] | None:
+    """The positions (below ``len(old)``) whose item text differs between two laid-out
+    lists, when ``new`` keeps every position of ``old`` (items only appended); None when
+    that cannot be told from the texts (the caller compares parsed items instead). Only
+    the items around the texts' differing middle are compared one by one."""
+    if old.text is None or new.text is None or old.spans is None or new.spans is None:
+        return None
+    a, b, at, bt = old.spans, new.spans, old.text, new.text
+    if len(b) < len(a):
+        return None
+    prefix, suffix = _differing(at, bt)
+    touched = _touched(a, len(at), prefix, suffix)
+    if len(b) != len(a) and touched.stop < len(a) // 2:
+        return None  # items added before others: not a plain append
+    return [i for i in touched if at[a[2 * i] : a[2 * i + 1]] != bt[b[2 * i] : b[2 * i + 1]]]
+
+
+def loads_against(text: str, trusted: FeatureList) -> FeatureList | None:
+    """``text`` checked item by item against ``trusted`` (a checked, laid-out list): the
+    head and tail of the document as in ``trusted``, every item either the same text as
+    the trusted one at its position, or parsed and checked on its own (rule 1: the schema,
+    ids unique, dependencies known). None whenever this cannot settle it — an item gone or
+    inserted, an id changed, anything that does not parse or check — and the caller checks
+    the whole text, which names the problem.
+
+    Sound because ``text`` is then the trusted head, complete objects joined by ``,``
+    and the trusted tail: the trusted document's shape with other items. Only the items
+    around where the texts differ are looked at: the others are the trusted items, at the
+    same place before the difference and moved by the same number of characters after."""
+    if trusted.text is None or trusted.spans is None or not trusted.checked:
+        return None
+    old, spans = trusted.text, trusted.spans
+    head, tail = old[: spans[0]], old[spans[-1] :]
+    if len(text) < len(head) + len(tail) or not (text.startswith(head) and text.endswith(tail)):
+        return None
+    prefix, suffix = _differing(old, text)
+    touched = _touched(spans, len(old), prefix, suffix)
+    count_old, delta = len(spans) // 2, len(text) - len(old)
+    before = list(spans[: 2 * touched.start])
+    after = [position + delta for position in spans[2 * touched.stop :]]
+    # The middle of the new text, from its first item's start to its last one's end.
+    # (an item ends 6 characters into the separator after it; the next starts 12 in)
+    low = before[-1] + 6 if before else len(head)
+    high = after[0] - 6 if after else len(text) - len(tail)
+    if low >= high:
+        return None
+    middle = [low]
+    at = text.find(ITEM_SEPARATOR, low, high)
+    while at != -1:
+        middle += (at + 6, at + 12)
+        at = text.find(ITEM_SEPARATOR, at + len(ITEM_SEPARATOR), high)
+    middle.append(high)
+    found = len(middle) // 2
+    if found < len(touched) or (found > len(touched) and after):
+        return None  # an item gone, or one inserted before others: rule 2's to name
+    new_spans = [*before, *middle, *after]
+    table = trusted.table
+    ids, flags, depends_on = list(table.ids), bytearray(table.flags), list(table.depends_on)
+    to_check: list[Mapping[str, Any]] = []
+    for index in range(touched.start, touched.start + found):
+        piece = text[new_spans[2 * index] : new_spans[2 * index + 1]]
+        if index < count_old and piece == old[spans[2 * index] : spans[2 * index + 1]]:
+            continue
+        try:
+            item = json.loads(piece)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            return None
+        if not isinstance(item.get("passes"), bool):
+            return None
+        row = table_of([item])
+        if index < count_old:
+            if item["id"] != ids[index]:
+                return None
+            # (a flip alone keeps a valid item valid: the schema asks no more of `passes`)
+            if not _only_passes_differs(item, trusted.items_at(index)):
+                to_check.append(item)
+            flags[index], depends_on[index] = row.flags[0], row.depends_on[0]
+        else:
+            to_check.append(item)
+            ids.append(item["id"])
+            flags.append(row.flags[0])
+            depends_on.append(row.depends_on[0])
+    if to_check:
+        if schema_errors({"features": to_check}) is not None:
+            return None
+        known = set(ids)
+        if len(known) != len(ids) or any("\n" in item["id"] for item in to_check):
+            return None
+        for item in to_check:
+            dependencies = item.get("depends_on", ())
+            if item["id"] in dependencies or any(dep not in known for dep in dependencies):
+                return None
+    return FeatureList.from_text(
+        text, Table(tuple(ids), bytes(flags), tuple(depends_on)), new_spans, trusted.schema_ref
+    )
+
+
+def item_spans(text: str, items: Sequence[Mapping[str, Any]]) -> tuple[int, ...] | None:
+    """Where each item's object lies in ``text`` (start, end, start, end, ...), when the list
+    is laid out as `dumps` writes it; None otherwise. ``items`` is ``text``'s checked parse.
+
+    Between two items stands `ITEM_SEPARATOR`; in a list valid against the schema no other
+    array holds objects and no string holds a raw line break, so ``len(items) - 1``
+    separators are exactly the boundaries of the items. The first item's start and the
+    last one's end are found by their lines and confirmed by parsing those two items."""
+    if not items:
+        return None
+    cuts = []
+    at = text.find(ITEM_SEPARATOR)
+    while at != -1:
+        cuts.append(at)
+        at = text.find(ITEM_SEPARATOR, at + len(ITEM_SEPARATOR))
+    if len(cuts) != len(items) - 1:
+        return None
+    first = text.find("\n    {\n")
+    last = text.rfind("\n    }\n")
+    if first == -1 or last == -1:
+        return None
+    spans = [first + 5]
+    for cut in cuts:
+        spans += (cut + 6, cut + 12)
+    spans.append(last + 6)
+    for index in (0, len(items) - 1):
+        try:
+            parsed = json.loads(text[spans[2 * index] : spans[2 * index + 1]])
+        except ValueError:
+            return None
+        if not same_json(parsed, items[index]):
+            return None
+    return tuple(spans)
+
+
+def as_document(feature_list: FeatureList) -> dict[str, Any]:
+    """The list as the parsed JSON document (``$schema`` when it has one, ``features``)."""
+    document: dict[str, Any] = {}
+    if feature_list.schema_ref is not None:
+        document["$schema"] = feature_list.schema_ref
+    document["features"] = feature_list.items
+    return document
 
 
 def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
     """The feature with ``feature_id``, or a clear error naming the ids there are."""
     feature = feature_list.get(feature_id)
     if feature is None:
-        ids = [f.id for f in feature_list.features]
+        ids = feature_list.table.ids
         known = f"{ids[0]}..{ids[-1]}" if ids else "no features"
         raise BadInput(f"unknown feature id {feature_id!r} ({source} has {known})")
     return feature
@@ -397,7 +737,11 @@ def feature_to_dict(feature: Feature) -> dict[str, Any]:
 
 
 def dumps(feature_list: FeatureList) -> str:
-    """2-space indent, one field per line, trailing newline: one flip is one changed line."""
+    """2-space indent, one field per line, trailing newline: one flip is one changed line.
+    A list read from a laid-out text, and changed by `replace_feature`/`append`, is that
+    text as changed (the other items are not written again)."""
+    if feature_list.text is not None and feature_list.spans is not None:
+        return feature_list.text
     document: dict[str, Any] = {}
     if feature_list.schema_ref is not None:
         document["$schema"] = feature_list.schema_ref
@@ -414,41 +758,42 @@ def is_open(feature: Feature) -> bool:
 
 def next_feature(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Feature | None:
     """i = min{j : not passing, not blocked, not claimed, dependencies passing}."""
-    taken = set(claimed)
-    for feature in feature_list.features:
-        if not is_open(feature) or feature.id in taken:
-            continue
-        if all(_passes(feature_list, dep) for dep in feature.depends_on):
-            return feature
-    return None
+    chosen = candidates(feature_list, claimed, limit=1)
+    return chosen[0] if chosen else None
 
 
 def candidates(
-    feature_list: FeatureList, claimed: Iterable[str] = (), repair: Iterable[str] = ()
+    feature_list: FeatureList,
+    claimed: Iterable[str] = (),
+    repair: Iterable[str] = (),
+    limit: int | None = None,
 ) -> list[Feature]:
-    """Every feature a session may take now, best first: the ones the last start check
-    demoted (repair first), then the protocol's order. `next`, `claim` without an id and
-    `start` all read the head of this one list."""
+    """Every feature a session may take now, best first (the first ``limit`` of them): the
+    ones the last start check demoted (repair first), then the protocol's order. `next`,
+    `claim` without an id and `start` all read the head of this one list, from the list's
+    `Table`: only the features returned are built."""
     taken = set(claimed)
+    table = feature_list.table
     first = [
         f
         for i in dict.fromkeys(repair)
         if (f := feature_list.get(i)) is not None and is_open(f) and f.id not in taken
     ]
-    rest = [
-        f
-        for f in feature_list.features
-        if is_open(f)
-        and f.id not in taken
-        and f not in first
-        and all(_passes(feature_list, dep) for dep in f.depends_on)
-    ]
-    return first + rest
+    chosen = {f.id for f in first}
+    result = first[:limit] if limit is not None else first
+    for index, (feature_id, flags) in enumerate(zip(table.ids, table.flags, strict=True)):
+        if limit is not None and len(result) >= limit:
+            break
+        if flags & (PASSES | BLOCKED) or feature_id in taken or feature_id in chosen:
+            continue
+        if all(passes(feature_list, dep) for dep in table.depends_on[index]):
+            result.append(feature_list.at(index))
+    return result
 
 
-def _passes(feature_list: FeatureList, feature_id: str) -> bool:
-    feature = feature_list.get(feature_id)
-    return feature is not None and feature.passes
+def passes(feature_list: FeatureList, feature_id: str) -> bool:
+    index = feature_list.position(feature_id)
+    return index is not None and bool(feature_list.table.flags[index] & PASSES)
 
 
 class Counts(NamedTuple):
@@ -460,34 +805,50 @@ class Counts(NamedTuple):
 
 
 def counts(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Counts:
+    table = feature_list.table
+    passing = sum(1 for flags in table.flags if flags & PASSES)
+    blocked = sum(1 for flags in table.flags if flags & (PASSES | BLOCKED) == BLOCKED)
     taken = set(claimed)
-    features = feature_list.features
-    passing = sum(1 for f in features if f.passes)
-    blocked = sum(1 for f in features if not f.passes and f.blocked is not None)
     return Counts(
-        total=len(features),
+        total=len(table.ids),
         passing=passing,
-        open=len(features) - passing - blocked,
+        open=len(table.ids) - passing - blocked,
         blocked=blocked,
-        claimed=sum(1 for f in features if f.id in taken),
+        claimed=sum(1 for feature_id in table.ids if feature_id in taken),
     )
 
 
 def all_pass_message(feature_list: FeatureList) -> str:
-    return f"all {len(feature_list.features)} features pass — nothing to do"
+    return f"all {len(feature_list)} features pass — nothing to do"
+
+
+def all_pass(feature_list: FeatureList) -> bool:
+    flags = feature_list.table.flags
+    return bool(flags) and all(f & PASSES for f in flags)
 
 
 def blocked_ids(feature_list: FeatureList) -> list[str]:
-    return [f.id for f in feature_list.features if f.blocked is not None]
+    table = feature_list.table
+    return [i for i, flags in zip(table.ids, table.flags, strict=True) if flags & BLOCKED]
+
+
+def blocked_open(feature_list: FeatureList) -> list[Feature]:
+    """The blocked features that do not pass, built (they are few)."""
+    table = feature_list.table
+    return [
+        feature_list.at(index)
+        for index, flags in enumerate(table.flags)
+        if flags & (PASSES | BLOCKED) == BLOCKED
+    ]
 
 
 def next_free_id(feature_list: FeatureList) -> str:
     """The next ``F`` number after the highest one in use."""
     highest = -1
     width = 3
-    for feature in feature_list.features:
-        digits = feature.id[1:]
-        if feature.id[:1] == "F" and digits.isdigit():
+    for feature_id in feature_list.table.ids:
+        digits = feature_id[1:]
+        if feature_id[:1] == "F" and digits.isdigit():
             highest = max(highest, int(digits))
             width = max(width, len(digits))
     return f"F{highest + 1:0{width}d}"

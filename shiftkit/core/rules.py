@@ -39,16 +39,22 @@ def check_list(
     trusted: Mapping[str, Any] | None = None,
     known_valid: bool = False,
     trusted_text: str | None = None,
+    trusted_list: features.FeatureList | None = None,
+    checked: features.FeatureList | None = None,
 ) -> tuple[features.FeatureList | None, list[Violation]]:
     """Rule 1: the list parses, validates against the packaged schema, ids are unique.
 
-    ``known_valid``: this exact text passed rule 1 before (a cache hit), so it is only parsed.
+    ``known_valid``: this exact text passed rule 1 before (a cache hit), so it is only parsed;
+    ``checked``: it is that list, already read. ``trusted_list``: a parent's checked list,
+    so only the items that differ from it are checked.
     """
     import json
 
     from shiftkit.core import features
     from shiftkit.core.errors import BadInput
 
+    if checked is not None and text is not None:
+        return checked, []
     if known_valid and text is not None:
         return features.from_document(json.loads(text)), []
     if text is None:
@@ -59,6 +65,11 @@ def check_list(
                 f"`git checkout HEAD -- {source}`",
             )
         ]
+    if trusted_list is not None:
+        fast = features.loads_against(text, trusted_list)
+        if fast is not None:
+            return fast, []
+        trusted, trusted_text = features.as_document(trusted_list), trusted_list.text
     try:
         return features.loads(text, source, trusted, trusted_text), []
     except BadInput as exc:
@@ -144,6 +155,15 @@ def aligned_changes(
     (before, after) that differ. None when a slower, general comparison is needed."""
     if len(parents) != 1 or parents[0].features is None:
         return None
+    from shiftkit.core import features
+
+    parent = parents[0].features
+    positions = features.changed_positions(parent, staged)
+    if positions is not None:
+        aligned = [(parent.at(i), staged.at(i)) for i in positions]
+        if any(old.id != new.id for old, new in aligned):
+            return None
+        return aligned
     old_items, new_items = parents[0].features.items, staged.items
     if len(new_items) < len(old_items):
         return None
@@ -175,9 +195,15 @@ def rule2_definitions(
             for old, new in pairs
             if old.definition() != new.definition()
         ]
-        appended = staged.items[len(parent) :]
+        from shiftkit.core import features
+
+        table = staged.table
         problems += [
-            _new_and_passing(item["id"]) for item in appended if item.get("passes") is True
+            _new_and_passing(feature_id)
+            for feature_id, flags in zip(
+                table.ids[len(parent) :], table.flags[len(parent) :], strict=True
+            )
+            if flags & features.PASSES
         ]
         return problems
     return _rule2_general(parents, staged)
@@ -329,9 +355,14 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.
     for parent in parents:
         if parent.log:
             seen.update(e.key for e in progress.parse(parent.log).entries)
-        if parent.archive:
-            seen.update(e.key for e in progress.parse(parent.archive).entries)
-    return [e for e in progress.parse(log_text).entries if e.key not in seen]
+    fresh = [e for e in progress.parse(log_text).entries if e.key not in seen]
+    archives = [p.archive for p in parents if p.archive]
+    # An archived entry holds its header line: an entry whose header is in no archive is
+    # new without parsing the archives (which grow with the project's whole history).
+    if any(e.key.split("\n", 1)[0] in text for e in fresh for text in archives):
+        archived = {e.key for text in archives for e in progress.parse(text).entries}
+        fresh = [e for e in fresh if e.key not in archived]
+    return fresh
 
 
 def rule5_log(
@@ -524,11 +555,10 @@ def rule8_log(
         old_log = parent.log or ""
         if staged_log.startswith(old_log):
             continue
-        new_archive = progress.parse(proposed.archive or "").entries
         if len(parents) > 1:
             # A merge keeps every parent's entry, in the log or the archive.
             kept = {e.key for e in progress.parse(staged_log).entries} | {
-                e.key for e in new_archive
+                e.key for e in progress.parse(proposed.archive or "").entries
             }
             if any(e.key not in kept for e in progress.parse(old_log).entries):
                 problems.append(
@@ -545,9 +575,7 @@ def rule8_log(
             continue
         if _is_append(old, new):
             continue
-        if not _is_prune(
-            old, new, progress.parse(parent.archive or "").entries, new_archive, kept_ids
-        ):
+        if not _is_prune(old, new, _moved_keys(parent.archive or "", proposed.archive), kept_ids):
             problems.append(
                 Violation(
                     Rule.LOG_APPEND_ONLY,
@@ -569,21 +597,34 @@ def _is_append(old: Any, new: Any) -> bool:
     )
 
 
+def _moved_keys(old_archive: str, new_archive: str | None) -> list[str] | None:
+    """The keys of the entries added at the end of the archive, in order; None when the new
+    archive does not keep every old entry in place. When the new archive's text begins
+    with the old one's, only what follows is parsed."""
+    from shiftkit.core import progress
+
+    new_text = new_archive or ""
+    if old_archive.endswith("\n") and new_text.startswith(old_archive):
+        added = progress.parse(new_text[len(old_archive) :])
+        if not added.head.strip():  # (else the text before its first entry changes the last)
+            return [e.key for e in added.entries]
+    archived = [e.key for e in progress.parse(old_archive).entries]
+    entries = progress.parse(new_text).entries
+    if [e.key for e in entries[: len(archived)]] != archived:
+        return None
+    return [e.key for e in entries[len(archived) :]]
+
+
 def _is_prune(
-    old: progress.Log,
-    new: progress.Log,
-    old_archive: Sequence[progress.Entry],
-    new_archive: Sequence[progress.Entry],
-    kept_ids: frozenset[str],
+    old: progress.Log, new: progress.Log, moved: list[str] | None, kept_ids: frozenset[str]
 ) -> bool:
-    """The new log is the old one with its oldest entries moved, in order, to the end of the
-    archive — bar some that stay, each about a blocked feature (kept where the person looks
-    first) — and maybe new entries appended. Entries are compared by key, position by
-    position: two entries can be equal."""
-    archived = [e.key for e in old_archive]
-    if [e.key for e in new_archive[: len(archived)]] != archived:
+    """The new log is the old one with its oldest entries (``moved``: the keys added at the
+    end of the archive) moved, in order, to the end of the archive — bar some that stay,
+    each about a blocked feature (kept where the person looks first) — and maybe new
+    entries appended. Entries are compared by key, position by position: two entries can
+    be equal."""
+    if moved is None:
         return False
-    moved = [e.key for e in new_archive[len(archived) :]]
     old_entries = old.entries
     if not moved or len(moved) > len(old_entries):
         return False
@@ -632,6 +673,8 @@ def evaluate(
     trusted: Mapping[str, Any] | None = None,
     trusted_text: str | None = None,
     known_valid: bool = False,
+    trusted_list: features.FeatureList | None = None,
+    checked: features.FeatureList | None = None,
     judge: Judge = NO_CHANGE,
     signature: Signature | None = None,
     config_name: str = ".shiftkit.toml",
@@ -648,7 +691,13 @@ def evaluate(
     if not (establishing and proposed.features_text is None):
         # (no feature list before or after: nothing to check)
         staged, problems = check_list(
-            proposed.features_text, features_name, trusted, known_valid, trusted_text
+            proposed.features_text,
+            features_name,
+            trusted,
+            known_valid,
+            trusted_text,
+            trusted_list,
+            checked,
         )
         violations += problems
     flips: list[str] = []
@@ -695,7 +744,9 @@ def evaluate(
 
 
 def features_blocked(feature_list: features.FeatureList) -> list[str]:
-    return [item["id"] for item in feature_list.items if item.get("blocked") is not None]
+    from shiftkit.core import features
+
+    return features.blocked_ids(feature_list)
 
 
 def _unique(items: list[Violation]) -> list[Violation]:

@@ -65,7 +65,7 @@ def judge_commit(
     claim_check: ClaimCheck | None = None,
 ) -> rules.Report:
     from shiftkit.core import features, rules
-    from shiftkit.edge import judge, snapshot, state
+    from shiftkit.edge import judge, snapshot
 
     first = commit.parents[0] if commit.parents else None
     settings = judge.at_revisions(root, first, f"{commit.oid}:")
@@ -103,16 +103,12 @@ def judge_commit(
         claim_problem=claim_problem,
         verification=verification,
         **snapshot.trust(sides, blobs, common_dir),
+        checked=snapshot.checked_list(common_dir, features_blob),
         judge=settings.judge,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
     )
     report.violations.extend(_decision_numbers(root, commit, cfg.decisions))
-    if (
-        features_blob is not None
-        and report.staged is not None
-        and not any(v.rule == rules.Rule.SCHEMA for v in report.violations)
-    ):
-        state.mark_validated(common_dir, features_blob[0])
+    snapshot.record(common_dir, features_blob, report)
     return report
 
 

@@ -80,28 +80,45 @@ def read_features(project: Project) -> features.FeatureList:
         name,
         "scaffold a project with `shiftkit new DIR` or set 'shiftkit.features' in .shiftkit.toml",
     )
-    return parse_checked(text, name, project.root)
+    return parse_checked(text, name, project.root, against_head=True)
 
 
 def parse_checked(
-    text: str, name: str, root: Path, blob: str | None = None
+    text: str, name: str, root: Path, blob: str | None = None, against_head: bool = False
 ) -> features.FeatureList:
     """A feature list, fully checked once per content: a text whose blob id (``blob``, or
-    computed as git does) passed before is recorded in the common git dir, as the hooks
-    record the lists they validated, and is only parsed."""
+    computed as git does) passed before has its `features.Table` recorded in the common git
+    dir and is not parsed at all until an item is asked for. A new text is checked (with
+    ``against_head``: only its items that differ from HEAD's list, when HEAD's is known
+    valid) and recorded."""
     import json
 
     from shiftkit.edge import state
 
-    oid = blob or _blob_id(text.encode("utf-8", "surrogateescape"))
+    oid = blob or blob_id(text)
     if oid in _PARSED:
         return _PARSED[oid]
     common = gitio.git_dirs(root)[1]
-    if state.is_validated(common, oid):
-        checked = features.from_document(json.loads(text))
-    else:
-        checked = features.loads(text, name)
-        state.mark_validated(common, oid)
+    checked = state.recorded_list(common, oid, text)
+    if checked is None:
+        head = read_features_at(root, "HEAD", name) if against_head else None
+        checked = features.loads_against(text, head) if head is not None else None
+        if checked is None:
+            if state.is_validated(common, oid):
+                parsed = features.from_document(json.loads(text))
+            elif head is not None:
+                parsed = features.loads(text, name, features.as_document(head), head.text)
+            else:
+                parsed = features.loads(text, name)
+            items = parsed.items
+            checked = features.FeatureList.from_text(
+                text,
+                features.table_of(items),
+                features.item_spans(text, items),
+                parsed.schema_ref,
+                items=items,
+            )
+        state.record_checked(common, oid, checked)
     _PARSED.clear()  # (one list kept: a process reads the same list again and again)
     _PARSED[oid] = checked
     return checked
@@ -122,14 +139,23 @@ def read_features_at(root: Path, rev: str, name: str) -> features.FeatureList | 
     return parse_checked(found[1], f"{name} at {rev}", root, found[0])
 
 
-def _blob_id(data: bytes) -> str:
+def blob_id(text: str) -> str:
+    """The id git gives ``text`` as a blob."""
     import hashlib
 
+    data = text.encode("utf-8", "surrogateescape")
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
 def write_features(project: Project, feature_list: features.FeatureList) -> None:
-    atomic_write(project.features_path, features.dumps(feature_list))
+    text = features.dumps(feature_list)
+    atomic_write(project.features_path, text)
+    if feature_list.checked and feature_list.text == text:
+        # Changed by shiftkit item by item, each change checked: the next reader (and the
+        # commit hook) need not check it again.
+        from shiftkit.edge import state
+
+        state.record_checked(gitio.git_dirs(project.root)[1], blob_id(text), feature_list)
 
 
 def load_config(root: Path) -> config_mod.Config:

@@ -20,25 +20,61 @@ def known_valid(common_dir: Path, blob: tuple[str, str] | None) -> bool:
 def parse_list(
     blob: tuple[str, str] | None, source: str, common_dir: Path
 ) -> features.FeatureList | None:
-    """A parent's list: trusted when validated before, validated (once) otherwise; None when
-    absent or invalid (a commit made past the hooks — `audit` names it)."""
+    """A parent's list: from its recorded table when checked before, checked (once)
+    otherwise; None when absent or invalid (a commit made past the hooks — `audit` names
+    it)."""
     if blob is None:
         return None
+    recorded = state.recorded_list(common_dir, blob[0], blob[1])
+    if recorded is not None:
+        return recorded
     if known_valid(common_dir, blob):
-        return features.from_document(json.loads(blob[1]))
-    try:
-        parsed = features.loads(blob[1], source)
-    except BadInput:
-        return None
-    state.mark_validated(common_dir, blob[0])
-    return parsed
+        parsed = features.from_document(json.loads(blob[1]))
+    else:
+        try:
+            parsed = features.loads(blob[1], source)
+        except BadInput:
+            return None
+    items = parsed.items
+    checked = features.FeatureList.from_text(
+        blob[1],
+        features.table_of(items),
+        features.item_spans(blob[1], items),
+        parsed.schema_ref,
+        items=items,
+    )
+    state.record_checked(common_dir, blob[0], checked)
+    return checked
+
+
+def checked_list(common_dir: Path, blob: tuple[str, str] | None) -> features.FeatureList | None:
+    """The proposed list when this exact text was checked before (`rules.evaluate`'s
+    ``checked``)."""
+    return None if blob is None else state.recorded_list(common_dir, blob[0], blob[1])
+
+
+def record(common_dir: Path, blob: tuple[str, str] | None, report: rules.Report) -> None:
+    """After the rules: a proposed list that passed rule 1 is recorded, so it is not
+    checked again."""
+    if (
+        blob is not None
+        and report.staged is not None
+        and not any(v.rule == rules.Rule.SCHEMA for v in report.violations)
+        and state.read_table(common_dir, blob[0]) is None
+    ):
+        staged = report.staged
+        if staged.text is None:
+            staged = features.FeatureList.from_text(
+                blob[1], staged.table, None, staged.schema_ref, items=staged.items
+            )
+        state.record_checked(common_dir, blob[0], staged)
 
 
 def trust(
     parents: Sequence[rules.Side], blobs: Sequence[tuple[str, str] | None], common_dir: Path
 ) -> dict[str, Any]:
-    """`rules.evaluate`'s ``trusted`` and ``trusted_text``: the first parent's list when it is
-    known to be valid, so unchanged items skip the schema."""
+    """`rules.evaluate`'s ``trusted_list``: the first parent's list when it is known to be
+    valid, so unchanged items are not checked again."""
     if (
         not parents
         or not blobs
@@ -46,10 +82,7 @@ def trust(
         or not known_valid(common_dir, blobs[0])
     ):
         return {}
-    parent = parents[0].features
-    document: dict[str, Any] = {} if parent.schema_ref is None else {"$schema": parent.schema_ref}
-    document["features"] = parent.items
-    return {"trusted": document, "trusted_text": blobs[0][1] if blobs[0] else None}
+    return {"trusted_list": parents[0].features}
 
 
 def read_sides(

@@ -16,6 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from shiftkit.core import features
     from shiftkit.core.claim import LocalClaim
 
 STATE_DIR = "shiftkit"
@@ -35,6 +36,78 @@ def is_validated(common_dir: Path, blob: str) -> bool:
 
 def mark_validated(common_dir: Path, blob: str) -> None:
     atomic_write(repo_state(common_dir) / "validated" / blob, "")
+
+
+TABLES = "tables"
+TABLES_KEPT = 8  # a few lists per repository: HEAD's, the work tree's, a merge's sides
+_TABLE_FORMAT = 1
+
+
+def read_table(
+    common_dir: Path, blob: str
+) -> tuple[features.Table, tuple[int, ...] | None, str | None] | None:
+    """The `Table`, item spans and ``$schema`` of a feature list blob that passed rule 1
+    (None when none is recorded, or the record is unreadable: it is only a cache)."""
+    import marshal
+
+    from shiftkit.core import features
+
+    try:
+        data = (repo_state(common_dir) / TABLES / blob).read_bytes()
+        form, schema_ref, ids, flags, depends_on, spans = marshal.loads(data)
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if form != _TABLE_FORMAT or len(flags) != len(ids) or len(depends_on) != len(ids):
+        return None
+    return features.Table(ids, flags, depends_on), spans, schema_ref
+
+
+def write_table(
+    common_dir: Path,
+    blob: str,
+    table: features.Table,
+    spans: tuple[int, ...] | None,
+    schema_ref: str | None,
+) -> None:
+    """Record a checked list's table (marshal: the fastest format Python reads back; the
+    format number and the blob id guard it), keeping the newest `TABLES_KEPT`."""
+    import marshal
+
+    folder = repo_state(common_dir) / TABLES
+    data = (_TABLE_FORMAT, schema_ref, table.ids, table.flags, table.depends_on, spans)
+    atomic_write(folder / blob, marshal.dumps(data))
+    try:
+        tables = [p for p in folder.iterdir() if not p.name.startswith(".")]  # (not a temp)
+        kept = sorted(tables, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return
+    for old in kept[TABLES_KEPT:]:
+        old.unlink(missing_ok=True)
+
+
+def record_checked(common_dir: Path, blob: str, checked: features.FeatureList) -> None:
+    """Record that the list with blob id ``blob`` passed rule 1, with its table."""
+    mark_validated(common_dir, blob)
+    if checked.text is None:
+        return
+    spans = checked.spans
+    if spans is None:
+        from shiftkit.core import features
+
+        spans = features.item_spans(checked.text, checked.items)
+    write_table(common_dir, blob, checked.table, spans, checked.schema_ref)
+
+
+def recorded_list(common_dir: Path, blob: str, text: str) -> features.FeatureList | None:
+    """The checked list ``text`` (blob id ``blob``) from its recorded table, parsing
+    nothing; None when no table is recorded."""
+    recorded = read_table(common_dir, blob)
+    if recorded is None:
+        return None
+    from shiftkit.core import features
+
+    table, spans, schema_ref = recorded
+    return features.FeatureList.from_text(text, table, spans, schema_ref)
 
 
 def read_json(path: Path) -> Any:
