@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput
-from shiftkit.core.resources import template_root
+from shiftkit.core.resources import hooks_dir, schema_path, template_root
 
 
 def make(n: int, **overrides: object) -> features.FeatureList:
@@ -37,6 +37,20 @@ def test_template_feature_list_is_in_canonical_form() -> None:
     text = (template_root() / "template" / "features.json").read_text()
     assert features.dumps(features.loads(text)) == text
     assert [f.id for f in features.loads(text).features] == ["F000"]
+
+
+def test_the_template_root_holds_the_schema_and_the_plain_hook_shims() -> None:
+    """One copy of the template (docs/decisions/0003): a checkout reads the repository's."""
+    assert (template_root() / "copier.yml").is_file()
+    schema = json.loads(schema_path().read_text())
+    assert schema_path().name == "features.schema.json" and "feature" in schema["$defs"]
+    assert sorted(p.name for p in hooks_dir().iterdir()) == [
+        "commit-msg",
+        "pre-commit",
+        "pre-push",
+        "reference-transaction",
+    ]
+    assert "exec shiftkit hook pre-commit" in (hooks_dir() / "pre-commit").read_text()
 
 
 def test_flipping_passes_changes_exactly_one_line() -> None:
