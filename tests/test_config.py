@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from shiftkit.core import config
@@ -65,3 +67,119 @@ def test_a_long_or_unprintable_value_is_shown_on_one_short_line() -> None:
     with pytest.raises(BadInput) as caught:
         config.parse('[shiftkit]\nmax_attempts = "' + "x\\n" * 50 + '"\n')
     assert "\n" not in caught.value.message and len(caught.value.message) < 200
+
+
+# -- [shiftkit.cost] and [shiftkit.prices] ------------------------------------------------------
+
+PRICE = "{ input = 3, cache_read = 0.3, cache_write = 3.75, output = 15 }"
+
+
+def test_ratios_and_prices_are_read_whole_numbers_as_numbers() -> None:
+    cfg = config.parse(
+        "[shiftkit.cost]\ncache_read_ratio = 0\noutput_ratio = 4\n"
+        f'[shiftkit.prices]\n"claude-b" = {PRICE}\n"claude-a" = {PRICE.replace("15", "0")}\n'
+    )
+    assert cfg.cost == config.CostConfig(0.0, 1.25, 4.0)
+    assert type(cfg.cost.output_ratio) is float
+    assert cfg.prices == (  # in the file's order
+        ("claude-b", config.ModelPrice(3.0, 0.3, 3.75, 15.0)),
+        ("claude-a", config.ModelPrice(3.0, 0.3, 3.75, 0.0)),
+    )
+    assert all(type(p) is float for _, price in cfg.prices for p in price)
+    assert config.parse("").prices == () and config.parse("[shiftkit.prices]\n").prices == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[shiftkit]\nprices = 3\n", "'shiftkit.prices' must be a table ([shiftkit.prices])"),
+        (
+            "[shiftkit.prices]\nm = [3, 0.3, 3.75, 15]\n",
+            "key 'shiftkit.prices.m' must be a table like "
+            "{ input = 3.0, cache_read = 0.3, cache_write = 3.75, output = 15.0 }",
+        ),
+        (
+            f"[shiftkit.prices]\nm = {PRICE[:-1]}, cache = 1 }}\n",
+            "unknown key 'shiftkit.prices.m.cache'",
+        ),
+        (
+            "[shiftkit.prices]\nm = { input = 1 }\n",
+            "key 'shiftkit.prices.m' lacks cache_read, cache_write, output",
+        ),
+        (
+            f"[shiftkit.prices]\nm = {PRICE.replace('3,', '-3,', 1)}\n",
+            "key 'shiftkit.prices.m.input' must be a number of 0 or more, got -3",
+        ),
+        (
+            "[shiftkit.prices]\nm = " + PRICE.replace("15", '"15"') + "\n",
+            "key 'shiftkit.prices.m.output' must be a number of 0 or more, got '15'",
+        ),
+        (
+            f"[shiftkit.prices]\nm = {PRICE.replace('0.3', 'false')}\n",
+            "key 'shiftkit.prices.m.cache_read' must be a number of 0 or more, got False",
+        ),
+        (
+            "[shiftkit.cost]\noutput_ratio = -0.5\n",
+            "key 'shiftkit.cost.output_ratio' must be 0 or more, got -0.5",
+        ),
+        (
+            "[shiftkit.cost]\noutput_ratio = true\n",
+            "key 'shiftkit.cost.output_ratio' must be a number, got a boolean True",
+        ),
+        (
+            "[shiftkit]\nregression_sample = -1\n",
+            "key 'shiftkit.regression_sample' must be 0 or more, got -1",
+        ),
+        ("[shiftkit.log]\nblock = 0\n", "key 'shiftkit.log.block' must be at least 1, got 0"),
+        ("[shiftkit]\ncost = 1\n", "'shiftkit.cost' must be a table ([shiftkit.cost])"),
+    ],
+)
+def test_cost_and_price_errors_name_the_key(text: str, expected: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        config.parse(text, "cfg.toml")
+    assert caught.value.message == f"cfg.toml: {expected}"
+
+
+def test_a_model_name_in_an_error_is_shown_on_one_line() -> None:
+    with pytest.raises(BadInput) as caught:
+        config.parse('[shiftkit.prices]\n"claude\\nnew" = 3\n')
+    assert caught.value.message.startswith(
+        ".shiftkit.toml: key 'shiftkit.prices.claude\\nnew' must be a table"
+    )
+
+
+HUGE = "1" + "0" * 400  # a whole number, too large for a float
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [("nan", "nan"), ("-nan", "nan"), ("inf", "inf"), ("+inf", "inf"), (HUGE, HUGE[:57] + "...")],
+)
+def test_a_ratio_or_a_price_is_a_finite_number(number: str, shown: str) -> None:
+    """nan or inf would turn the report's figures into nan (and `cost --json` into text that is
+    not JSON), and a whole number too large for a float made a traceback: refused like any
+    other bad value."""
+    with pytest.raises(BadInput) as caught:
+        config.parse(f"[shiftkit.cost]\ncache_write_ratio = {number}\n")
+    assert caught.value.message == (
+        f".shiftkit.toml: key 'shiftkit.cost.cache_write_ratio' must be a finite number, "
+        f"got {shown}"
+    )
+    with pytest.raises(BadInput) as caught:
+        config.parse(f"[shiftkit.prices]\nm = {PRICE.replace('3.75', number)}\n")
+    assert caught.value.message == (
+        f".shiftkit.toml: key 'shiftkit.prices.m.cache_write' must be a finite number, got {shown}"
+    )
+
+
+def test_the_largest_whole_number_a_float_holds_is_a_ratio() -> None:
+    largest = config.parse(f"[shiftkit.cost]\noutput_ratio = {int(sys.float_info.max)}\n")
+    assert largest.cost.output_ratio == sys.float_info.max
+    with pytest.raises(BadInput, match=r"'shiftkit\.cost\.output_ratio' must be a finite number"):
+        config.parse(f"[shiftkit.cost]\noutput_ratio = {int(sys.float_info.max) * 2}\n")
+
+
+def test_the_cost_settings_are_no_enforcement_settings() -> None:
+    cheap = config.parse(f"[shiftkit.cost]\noutput_ratio = 1\n[shiftkit.prices]\nm = {PRICE}\n")
+    assert config.enforcement_changes(config.Config(), cheap) == []
+    assert config.setting(cheap, "cost.output_ratio") == 1.0

@@ -390,8 +390,13 @@ def render_toml(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def finite(value: float) -> bool:
+    """Not nan or infinite, nor a whole number too large for a float."""
+    return -sys.float_info.max <= value <= sys.float_info.max
+
+
 def bad_prices(table: Any) -> bool:
-    """`[shiftkit.prices]`: per model, all four prices, each a number of 0 or more."""
+    """`[shiftkit.prices]`: per model, all four prices, each a finite number of 0 or more."""
     if not isinstance(table, dict):
         return True
     for entry in table.values():
@@ -399,6 +404,8 @@ def bad_prices(table: Any) -> bool:
             return True
         for value in entry.values():
             if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                return True
+            if not finite(value):
                 return True
     return False
 
@@ -423,6 +430,8 @@ def expected_problem(document: dict[str, Any]) -> bool:
             if key not in cls._field_defaults:
                 return True
             expected = type(cls._field_defaults[key])
+            if expected is float and type(value) in (int, float) and not finite(value):
+                return True  # nan, infinite, or too large for a float
             if expected is float and type(value) is int:
                 value = float(value)  # a whole number where a ratio goes is fine
             if type(value) is not expected:
@@ -445,6 +454,8 @@ def expected_problem(document: dict[str, Any]) -> bool:
 
 @settings(max_examples=examples(200))
 @given(config_tables())
+@example({"shiftkit": {"cost": {"output_ratio": math.nan}}})
+@example({"shiftkit": {"cost": {"cache_read_ratio": 10**400}}})
 def test_config_tables_parse_or_name_the_key(document: dict[str, Any]) -> None:
     text = render_toml(document)
     try:

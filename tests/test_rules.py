@@ -401,3 +401,324 @@ def test_rule8_still_refuses_edits_hidden_among_spacing_changes() -> None:
     for new in (edited, dropped, swapped, index_added):
         [violation] = _rule8(old, new)
         assert violation.rule == rules.Rule.LOG_APPEND_ONLY, new
+
+
+# -- each rule on its own, and `evaluate` checking only the rules it is asked for -------------
+
+
+def _side(feature_list: features.FeatureList | None, log: str = "") -> rules.Side:
+    return rules.Side(feature_list, log, None)
+
+
+def _entry(feature: str, day: int, outcome: str = "passed") -> str:
+    return progress.format_entry(
+        f"2026-12-{day:02d} 10:00 UTC", feature, outcome, "abc1234", f"entry of day {day}"
+    )
+
+
+def _blocked_parent() -> features.FeatureList:
+    return _list(
+        {
+            "index": 1,
+            "attempts": 3,
+            "blocked": features.Blocked("3 failed", "2026-11-30T10:00:00Z", 3),
+        }
+    )
+
+
+def test_check_list_trusts_a_text_known_valid_without_validating_it_again() -> None:
+    text = '{"features": [], "unexpected": 1}'
+    _, [violation] = rules.check_list(text, "features.json")
+    assert violation.rule == rules.Rule.SCHEMA and "unexpected" in violation.message
+    assert violation.message.endswith("; fix the file and commit again")
+    parsed, problems = rules.check_list(text, "features.json", known_valid=True)
+    assert problems == [] and parsed is not None and len(parsed) == 0
+    # known valid but absent: still missing
+    assert rules.check_list(None, "features.json", known_valid=True)[0] is None
+
+
+def test_flipped_and_aligned_changes_without_precomputed_pairs() -> None:
+    before = _list()
+    after = _list({"index": 0, "passes": True}, {"index": 1, "description": "changed"})
+    assert rules.flipped([_side(before)], after) == ["F001"]
+    pairs = rules.aligned_changes([_side(before)], after)
+    assert pairs is not None and [(old.id, new.id) for old, new in pairs] == [
+        ("F001", "F001"),
+        ("F002", "F002"),
+    ]
+    assert rules.aligned_changes([_side(before)], before) == []  # nothing changed
+    shorter = features.FeatureList(before.features[:1])
+    assert rules.aligned_changes([_side(before)], shorter) is None  # a feature was removed
+    assert rules.aligned_changes([_side(None)], before) is None  # nothing to align with
+    assert rules.aligned_changes([_side(before), _side(before)], before) is None  # a merge
+    # a feature new in this commit (no parent has it) is no flip
+    appended = before.append(features.Feature("F003", "c", "three", ("s",), "true", passes=True))
+    assert rules.flipped([_side(before)], appended) == []
+    assert rules.flipped([_side(before), _side(None)], appended) == []
+
+
+def test_rule2_appending_a_passing_feature_or_changing_a_definition() -> None:
+    before = _list()
+    appended = before.append(features.Feature("F003", "c", "three", ("s",), "true", passes=True))
+    assert rules.rule2_definitions([_side(before)], appended) == [
+        rules.Violation(
+            2,
+            'F003 is new and already passing; append it with "passes": false and finish it '
+            "with `shiftkit finish`",
+            "F003",
+        )
+    ]
+    assert rules.rule2_definitions([_side(None)], appended) == []  # the list is established
+    changed = _list({"index": 1, "steps": ("s", "t"), "verify": "make check"})
+    [violation] = rules.rule2_definitions([_side(before)], changed)
+    assert violation.message.startswith(
+        "F002: the definition field(s) steps, verify changed; definitions are immutable"
+    )
+    # the general comparison (a merge) finds the same, once, and skips a parent without a list
+    merged = rules.rule2_definitions([_side(before), _side(before), _side(None)], changed)
+    assert merged == [violation]
+    assert rules.rule2_definitions([_side(before), _side(None)], appended)[0].feature == "F003"
+
+
+def test_rule3_refuses_two_flips_in_one_commit() -> None:
+    assert rules.rule3_one_flip([]) == [] and rules.rule3_one_flip(["F001"]) == []
+    assert rules.rule3_one_flip(["F001", "F002"]) == [
+        rules.Violation(
+            3,
+            "2 features become passing in one commit (F001, F002); one feature per commit — "
+            "commit them one at a time with `shiftkit finish`",
+        )
+    ]
+    report = _evaluate(_list({"index": 0, "passes": True}, {"index": 1, "passes": True}))
+    assert report.flips == ["F001", "F002"]
+    # rule 4's verifier runs for a single flip only; F002 has no log entry and no claim
+    assert sorted(int(v.rule) for v in report.violations) == [3, 5, 5, 6]
+
+
+def test_rule4_names_why_the_flip_is_not_verified_with_the_parents_definition() -> None:
+    seen: list[features.Feature | None] = []
+
+    def verification(feature: features.Feature | None) -> str | None:
+        seen.append(feature)
+        return "its verifier failed on this tree"
+
+    parents = [_side(None), _side(_list())]
+    assert rules.rule4_verified(["F002", "F009"], parents, verification) == [
+        rules.Violation(
+            4,
+            "F002 becomes passing but its verifier failed on this tree; only `shiftkit finish` "
+            "(or a verified tree) may flip it",
+            "F002",
+        ),
+        rules.Violation(
+            4,
+            "F009 becomes passing but its verifier failed on this tree; only `shiftkit finish` "
+            "(or a verified tree) may flip it",
+            "F009",
+        ),
+    ]
+    assert seen == [_list().by_id["F002"], None]  # F009: no parent has it
+    assert rules.parent_feature(parents, "F001") == _list().by_id["F001"]
+    assert rules.parent_feature([_side(None)], "F001") is None
+
+
+def test_rule5_counts_only_entries_new_in_this_change() -> None:
+    old = _log(("F001", "passed"))
+    archived = _log(("F002", "passed"))
+    new = progress.append(old, _entry("F003", 3))
+    parent = rules.Side(None, old, archived)
+    assert [e.feature for e in rules.new_entries([parent], new)] == ["F003"]
+    assert rules.new_entries([parent], None) == []  # the log is gone
+    assert rules.new_entries([rules.Side(None, None, None)], archived) != []
+    # an entry restored from the archive is no new entry
+    restored = progress.append(old, progress.parse(archived).entries[0].text)
+    assert rules.new_entries([parent], restored) == []
+    entries = rules.new_entries([parent], new)
+    assert rules.rule5_log(["F003"], entries, "log") == []
+    [violation] = rules.rule5_log(["F001"], entries, "log")
+    assert violation.message == (
+        "F001 becomes passing without a new entry about it in log; `shiftkit finish` writes it"
+    )
+
+
+def test_rule6_the_flip_is_the_claimed_feature() -> None:
+    assert rules.rule6_claimed(["F001"], "F001", True) == []
+    assert rules.rule6_claimed(["F001"], None, False) == []  # claims are off
+    [none] = rules.rule6_claimed(["F001"], None, True)
+    assert none.message == (
+        "F001 becomes passing but this worktree holds no claim; claim it with "
+        "`shiftkit claim F001` and finish it"
+    )
+    [other] = rules.rule6_claimed(["F001"], "F002", True)
+    assert "this worktree has claimed F002;" in other.message
+    [stale] = rules.rule6_claimed(["F001"], "F001", True, "the claim was taken over by ana")
+    assert stale == rules.Violation(
+        rules.Rule.CLAIMED, "F001 becomes passing but the claim was taken over by ana", "F001"
+    )
+
+
+def test_rule7_attempts_only_grow_and_a_block_is_cleared_by_an_unblock() -> None:
+    blocked = _blocked_parent()
+    reset = _list({"index": 1, "attempts": 0})
+    cleared = _list({"index": 1, "attempts": 3})
+    assert rules.rule7_status([_side(blocked)], reset, []) == [
+        rules.Violation(
+            7,
+            "F002: attempts went down without `shiftkit unblock` (which leaves a log entry)",
+            "F002",
+        )
+    ]
+    [violation] = rules.rule7_status([_side(blocked)], cleared, [])
+    assert violation.message.startswith("F002: blocked was cleared without `shiftkit unblock`")
+    unblock = progress.parse(_log(("F002", "unblocked by a person"))).entries
+    assert rules.rule7_status([_side(blocked)], reset, unblock) == []
+    # a merge: the same problem against both parents is reported once
+    assert len(rules.rule7_status([_side(blocked), _side(blocked)], reset, [])) == 1
+    assert rules.unblocked_features([_side(blocked), _side(blocked)], reset) == ["F002"]
+    assert rules.unblocked_features([_side(blocked)], blocked) == []
+
+
+def test_rule10_names_an_invalid_settings_file() -> None:
+    [violation] = rules.rule10_config(
+        rules.Judge(config_problem="cfg.toml: malformed TOML"), [], [_side(_list())], None, "cfg"
+    )
+    assert violation == rules.Violation(rules.Rule.CONFIG, "cfg.toml: malformed TOML; fix cfg")
+
+
+def test_person_actions_name_an_override_an_unblock_and_changed_settings_or_signers() -> None:
+    judge = rules.Judge(("verify", "claims.enabled"), signers_changed=True)
+    overridden = [rules.Violation(6, "x"), rules.Violation(2, "y"), rules.Violation(6, "z")]
+    assert rules.person_actions(judge, ["F002"], overridden, "flaky network") == [
+        "override of rule(s) 2, 6: flaky network",
+        "unblock of F002",
+        "enforcement settings changed: verify, claims.enabled",
+        "allowed signers changed",
+    ]
+    assert rules.person_actions(rules.NO_CHANGE, [], [], None) == []
+
+
+def test_rule8_refuses_a_prune_that_rewrites_the_archive_or_loses_entries() -> None:
+    old = _log(*SIX)
+    entries = progress.parse(old).entries
+    pruned = progress.prune(progress.parse(old), "", 2, [], "progress-archive.txt")
+    assert _rule8(old, pruned.log_text, "", pruned.archive_text) == []
+    # the old archive's entries are not kept at the start of the new archive
+    old_archive = progress.append(progress.ARCHIVE_HEAD + "\n", _entry("F000", 1))
+    [violation] = _rule8(old, pruned.log_text, old_archive, pruned.archive_text)
+    assert violation.rule == 8
+    # the log lost more entries than went to the archive
+    one_moved = progress.append(progress.ARCHIVE_HEAD + "\n", entries[0].text)
+    three_gone = old
+    for entry in entries[:3]:
+        three_gone = three_gone.replace(entry.text, "")
+    assert len(progress.parse(three_gone).entries) == 3
+    [violation] = _rule8(old, three_gone, "", one_moved)
+    assert violation.rule == 8
+    # the oldest entries moved, but not in their order
+    swapped = progress.append(
+        progress.append(progress.ARCHIVE_HEAD + "\n", entries[1].text), entries[0].text
+    )
+    in_order = progress.append(
+        progress.append(progress.ARCHIVE_HEAD + "\n", entries[0].text), entries[1].text
+    )
+    survivors = old.replace(entries[0].text, "").replace(entries[1].text, "")
+    assert _rule8(old, survivors, "", in_order) == []
+    [violation] = _rule8(old, survivors, "", swapped)
+    assert "was rewritten, not appended to" in violation.message
+
+
+def _only(
+    rules_to_check: frozenset[int], message: str | None = "wip", **kw: object
+) -> rules.Report:
+    """A commit that breaks rules 2, 3, 5, 6, 7 and 9 at once, checked for some rules only."""
+    parent = rules.Side(_blocked_parent(), "", None)
+    new = _list(
+        {"index": 0, "passes": True, "description": "changed"}, {"index": 1, "passes": True}
+    )
+    return rules.evaluate(
+        [parent],
+        rules.Proposed(features.dumps(new), None, None),
+        rules_to_check=rules_to_check,
+        names=("features.json", "log", "archive"),
+        message=message,
+        claimed=None,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_evaluate_checks_only_the_rules_asked_for() -> None:
+    everything = _only(rules.ALL)
+    assert sorted({int(v.rule) for v in everything.violations}) == [2, 3, 4, 5, 6, 7, 9]
+    assert everything.flips == ["F001", "F002"]
+    for rule in (2, 3, 4, 5, 6, 7, 9):
+        report = _only(frozenset({rule}))
+        assert {int(v.rule) for v in report.violations} == {rule}, rule
+        assert report.flips == ["F001", "F002"]  # flips are always reported
+    nothing = _only(frozenset())
+    assert nothing.violations == [] and nothing.person_actions == ["unblock of F002"]
+
+
+def test_evaluate_without_a_message_leaves_the_message_rules_to_commit_msg() -> None:
+    report = _only(rules.ALL - {rules.Rule.MESSAGE}, message=None)
+    assert {int(v.rule) for v in report.violations} == {2, 3, 4, 5, 6, 7}
+    assert all("named" not in v.message for v in report.violations)
+    five = [v.message for v in report.violations if v.rule == 5]
+    assert len(five) == 2 and all("without a new entry" in m for m in five)
+
+
+def test_evaluate_before_any_feature_list_and_with_an_unreadable_one() -> None:
+    log = _log(("F001", "passed"))
+    none = rules.evaluate(
+        [_side(None)],
+        rules.Proposed(None, log, None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="Write the first log entry",
+    )
+    assert (none.violations, none.staged, none.flips) == ([], None, [])
+    broken = rules.evaluate(
+        [_side(_list(), log)],
+        rules.Proposed("{not json", "", None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="Break the list",
+    )
+    assert broken.staged is None and broken.flips == []
+    assert [int(v.rule) for v in broken.violations] == [1, 8]  # and the log lost its entry
+    assert broken.violations[0].message.startswith("features.json: invalid JSON at line 1")
+
+
+def test_the_commit_that_establishes_the_list_changes_no_setting_and_flips_nothing() -> None:
+    established = _list({"index": 1, "attempts": 2})
+    report = rules.evaluate(
+        [_side(None)],
+        rules.Proposed(features.dumps(established), "", None),
+        rules_to_check=rules.ALL,
+        names=("features.json", "log", "archive"),
+        message="Add the feature list",
+        judge=rules.Judge(("features", "verify"), policy="signed"),
+        signature=lambda: "not signed",
+    )
+    assert report.violations == [] and report.flips == [] and report.person_actions == []
+    assert report.staged is not None and len(report.staged) == 2
+
+
+def test_rule13_two_records_with_one_number() -> None:
+    names = ["README.md", "0001-a.md", "0002-b.md", "0002-c.md", "0003-d.txt", "003-e.md"]
+    names += ["abcd-f.md", "0004.md", "0005-g.md"]
+    assert rules.decision_numbers(names) == {
+        "0001": ["0001-a.md"],
+        "0002": ["0002-b.md", "0002-c.md"],
+        "0005": ["0005-g.md"],
+    }
+    [violation] = rules.rule13_decisions([names[:3]], names, "docs/decisions")
+    assert violation == rules.Violation(
+        rules.Rule.DECISIONS,
+        "decision record number 0002 names 0002-b.md and 0002-c.md in docs/decisions; "
+        "renumber yours with `shiftkit renumber-decisions` and commit",
+    )
+    # a merge of two branches that each numbered a record 0002
+    assert len(rules.rule13_decisions([names[:3], [*names[:2], "0002-c.md"]], names, "d")) == 1
+    # a collision the parent already had is not this commit's doing
+    assert rules.rule13_decisions([names], [*names, "0006-h.md"], "d") == []
+    assert rules.rule13_decisions([names[:3]], names[:3], "d") == []

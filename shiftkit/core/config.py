@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, NamedTuple
 
 from shiftkit.core.errors import BadInput
@@ -137,6 +138,11 @@ def _read_prices(table: object, source: str) -> tuple[tuple[str, ModelPrice], ..
                     f"{source}: key '{where}.{key}' must be a number of 0 or more, "
                     f"got {_shown(repr(value))}"
                 )
+            if not _finite(value):
+                raise BadInput(
+                    f"{source}: key '{where}.{key}' must be a finite number, "
+                    f"got {_shown(repr(value))}"
+                )
             values[key] = float(value)
         missing = [key for key in ModelPrice._fields if key not in values]
         if missing:
@@ -159,6 +165,10 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
         if key in _TABLES and cls is Config:
             continue
         expected = type(defaults[key])
+        if expected is float and type(value) in (int, float) and not _finite(value):
+            raise BadInput(
+                f"{source}: key '{prefix}.{key}' must be a finite number, got {_shown(repr(value))}"
+            )
         if expected is float and type(value) is int:
             value = float(value)  # `output_ratio = 5` means 5.0
         if type(value) is not expected:
@@ -177,6 +187,12 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         values[key] = value
     return values
+
+
+def _finite(value: float) -> bool:
+    """Not nan or infinite, and (a whole number) not too large for a float. Python compares
+    an int with a float exactly, so no conversion can overflow here."""
+    return -sys.float_info.max <= value <= sys.float_info.max
 
 
 def _shown(text: str, limit: int = 60) -> str:

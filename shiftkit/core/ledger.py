@@ -81,6 +81,11 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# The line breaks of str.splitlines() that json.dumps leaves as they are (it escapes the ones
+# below U+0020): escaped, so one entry is one line for every reader, `parse` and rule 12 too.
+_RAW_BREAKS = {ord(char): f"\\u{ord(char):04x}" for char in "\x85\u2028\u2029"}
+
+
 def dumps_entry(entry: Entry) -> str:
     """One line (no newline): the entry's set fields, keys sorted, compact."""
     value: dict[str, Any] = {"kind": entry.kind, "id": entry.id, "at": entry.at}
@@ -90,7 +95,8 @@ def dumps_entry(entry: Entry) -> str:
             value[key] = item
     if entry.kind == "usage":
         value.update(entry.usage._asdict())
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.translate(_RAW_BREAKS)
 
 
 def dumps(entries: Iterable[Entry]) -> str:
