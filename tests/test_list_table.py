@@ -9,7 +9,7 @@ from conftest import fuzz_examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shiftkit.core import features
+from shiftkit.core import features, progress, rules
 
 IDS = [f"F{i:03d}" for i in range(12)]
 
@@ -85,7 +85,9 @@ def edited(before: list[features.Feature], edit: str, at: int) -> list[features.
     return after
 
 
-@settings(max_examples=fuzz_examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=fuzz_examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(lists(), EDITS, st.integers(0, 50))
 def test_the_item_by_item_check_agrees_with_the_full_one(
     before: list[features.Feature], edit: str, at: int
@@ -181,3 +183,33 @@ def test_next_counts_and_blocked_read_the_table() -> None:
     assert features.blocked_open(listing) == [made[1]]
     assert not features.all_pass(listing)
     assert features.next_free_id(listing) == "F005"
+
+
+ENTRIES = [
+    progress.format_entry(f"2026-11-{day:02d} 10:00 UTC", f"F{n:03d}", "passed", "abc1234", body)
+    for day, n, body in [(1, 0, "One."), (1, 0, "Other."), (2, 1, "Two."), (3, 2, "Three.")]
+]
+
+
+@settings(max_examples=fuzz_examples(300), deadline=None)
+@given(
+    st.lists(st.sampled_from(ENTRIES), max_size=4),
+    st.lists(st.sampled_from(ENTRIES), max_size=3),
+    st.lists(st.sampled_from(ENTRIES), max_size=3),
+    st.sampled_from(["", "\n", "stray text\n"]),
+)
+def test_new_entries_parse_only_what_was_appended_and_agree_with_comparing_all(
+    old: list[str], added: list[str], archived: list[str], joint: str
+) -> None:
+    preamble = "# Progress\n"
+    old_log = preamble
+    for entry in old:
+        old_log = progress.append(old_log, entry)
+    new_log = old_log + joint + "\n".join(added)
+    archive = progress.ARCHIVE_HEAD
+    for entry in archived:
+        archive = progress.append(archive, entry)
+    parents = [rules.Side(None, old_log, archive)]
+    seen = {e.key for text in (old_log, archive) for e in progress.parse(text).entries}
+    expected = [e.key for e in progress.parse(new_log).entries if e.key not in seen]
+    assert [e.key for e in rules.new_entries(parents, new_log)] == expected

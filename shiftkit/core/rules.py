@@ -349,13 +349,15 @@ def rule4_verified(
 def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.Entry]:
     from shiftkit.core import progress
 
-    if log_text is None:
+    if log_text is None or all(parent.log == log_text for parent in parents):
         return []
-    seen: set[str] = set()
-    for parent in parents:
-        if parent.log:
-            seen.update(e.key for e in progress.parse(parent.log).entries)
-    fresh = [e for e in progress.parse(log_text).entries if e.key not in seen]
+    fresh = _appended(parents, log_text)
+    if fresh is None:
+        seen: set[str] = set()
+        for parent in parents:
+            if parent.log:
+                seen.update(e.key for e in progress.parse(parent.log).entries)
+        fresh = [e for e in progress.parse(log_text).entries if e.key not in seen]
     archives = [p.archive for p in parents if p.archive]
     # An archived entry holds its header line: an entry whose header is in no archive is
     # new without parsing the archives (which grow with the project's whole history).
@@ -363,6 +365,20 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.
         archived = {e.key for text in archives for e in progress.parse(text).entries}
         fresh = [e for e in fresh if e.key not in archived]
     return fresh
+
+
+def _appended(parents: Sequence[Side], log_text: str) -> list[progress.Entry] | None:
+    """The entries appended to one parent's log, parsing only what was appended, when none
+    of them repeats a header line of the old log (else None: compare every entry)."""
+    from shiftkit.core import progress
+
+    old = parents[0].log if len(parents) == 1 else None
+    if not old or not old.endswith("\n") or not log_text.startswith(old):
+        return None
+    added = progress.parse(log_text[len(old) :])
+    if added.head.strip() or any(e.key.split("\n", 1)[0] in old for e in added.entries):
+        return None  # (text before the first new entry changes the last old one)
+    return list(added.entries)
 
 
 def rule5_log(
