@@ -6,10 +6,14 @@ features / 20 log entries, 5,000 / 2,000 and 50,000 / 20,000, measured side by s
   finish                `finish` of a claimed feature whose verifier is `true` (the claim
                         before it is not timed)
   merge-features        the merge driver on three versions of the list (ours flips one
-                        feature, theirs appends one), next to `git merge-file` on the same files
+                        feature, theirs appends one), next to `git merge-file` on the same files,
+                        in a repository whose hooks validated the base and ours (committed
+                        there) but not theirs (fetched); and, reported only, with no list
+                        validated before (a fresh clone: ours is checked in full, once)
   prune                 the log written as `finish` writes it, moving every entry but the
                         newest 20 to the archive, next to writing the same bytes once (both
-                        in this process)
+                        in this process); and, reported only, next to writing them once as
+                        shiftkit writes a file (fsync and rename: the prune writes two so)
   plain-shim append     `git commit` of the list with one more feature, with the plain hook
                         shims of `install-hooks` (the list's blob not validated before)
   peak RSS              the pre-commit hook, `start`, `finish` and `audit` at the largest size
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -132,6 +137,7 @@ def merge_cases(
     home: Path, n_features: int, env: dict[str, str]
 ) -> dict[str, tuple[Callable[[], object], Callable[[], object]]]:
     from shiftkit.core import features
+    from shiftkit.edge import state
 
     base_text = make_features(n_features, verify="true")
     base = features.loads(base_text, "base")
@@ -140,15 +146,30 @@ def merge_cases(
     theirs = base.append(target._replace(id=f"F{n_features + 1:05d}", passes=False))
     where = home / "merge"
     where.mkdir()
+    sh(["git", "init", "-q"], where, env)
     texts = {
         "base": base_text,
         "ours": features.dumps(ours),
         "theirs": features.dumps(theirs),
     }
+    validated = where / ".git" / "shiftkit" / "validated"
 
     def reset() -> None:
         for name, text in texts.items():
             (where / name).write_text(text)
+
+    def as_committed() -> None:
+        # Where git runs the driver: a repository whose hooks validated the lists committed
+        # in it, the base and ours; theirs comes from elsewhere (a fetch) and was never seen.
+        reset()
+        shutil.rmtree(validated, ignore_errors=True)
+        for name in ("base", "ours"):
+            blob = sh(["git", "hash-object", name], where, env).strip()
+            state.mark_validated(where / ".git", blob)
+
+    def never_seen() -> None:
+        reset()  # (the driver records ours, checked in full: forgotten each round)
+        shutil.rmtree(validated, ignore_errors=True)
 
     def driver() -> None:
         run(["shiftkit", "merge-features", "base", "ours", "theirs"], where, env)
@@ -157,7 +178,11 @@ def merge_cases(
         # (exit status: the number of conflicts; the line-based merge conflicts here)
         subprocess.run(["git", "merge-file", "ours", "base", "theirs"], cwd=where, env=env)
 
-    return {"merge-features": (reset, driver), "git merge-file": (reset, merge_file)}
+    return {
+        "merge-features": (as_committed, driver),
+        "merge-features, no list validated before": (never_seen, driver),
+        "git merge-file": (reset, merge_file),
+    }
 
 
 def prune_cases(
@@ -181,6 +206,12 @@ def prune_cases(
             out.write(full)
             out.flush()
 
+    def write_durably() -> None:
+        # As shiftkit writes every file (a prune writes two): temporary file, fsync, rename.
+        from shiftkit.edge.atomic import atomic_write
+
+        atomic_write(copy, full)
+
     def prune() -> None:
         # In process, the path `finish` takes: a process's start-up would swamp one write.
         from shiftkit.edge import context
@@ -188,7 +219,11 @@ def prune_cases(
         ctx = context.open_context(project)
         context.write_log(ctx, log.read_text(encoding="utf-8"), [])
 
-    return {"prune": (reset, prune), "one write": (nothing, write_once)}
+    return {
+        "prune": (reset, prune),
+        "one write": (nothing, write_once),
+        "one durable write": (nothing, write_durably),
+    }
 
 
 def append_cases(
@@ -287,9 +322,25 @@ def figures(rounds: int, largest: int = 50000) -> list[Row]:
             10,
         )
     )
+    unseen = medians["merge-features, no list validated before"]
+    rows.append(
+        Row(
+            "merge-features, no list validated before / git merge-file",
+            unseen / merge_file,
+            f"{ms(unseen)} / {ms(merge_file)}",
+        )
+    )
     prune, once = medians["prune"], medians["one write"]
     rows.append(
         Row("prune 20,000 entries / one write", prune / once, f"{ms(prune)} / {ms(once)}", 3)
+    )
+    durable = medians["one durable write"]
+    rows.append(
+        Row(
+            "prune 20,000 entries / one durable write",
+            prune / durable,
+            f"{ms(prune)} / {ms(durable)}",
+        )
     )
     big, small = medians["append large"], medians["append 50"]
     rows.append(Row(f"plain-shim append, {large} / 50", big / small, f"{ms(big)} / {ms(small)}", 2))

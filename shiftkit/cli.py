@@ -705,18 +705,9 @@ def run_cmd(
 @click.argument("theirs", type=click.Path(path_type=Path))
 def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     """git merge driver for features.json (`%O %A %B`): writes the merge into OURS."""
-    from shiftkit.core import merge
-    from shiftkit.edge.atomic import atomic_write
+    from shiftkit.commands import merge as merge_mod
 
-    def read(path: Path, required: bool) -> features.FeatureList | None:
-        text = project.read_text(path, str(path), "git passes the three versions to merge")
-        if not text.strip() and not required:
-            return None  # no common ancestor: git passes an empty file
-        return features.loads(text, str(path))
-
-    ours_list, theirs_list = read(ours, True), read(theirs, True)
-    assert ours_list is not None and theirs_list is not None
-    atomic_write(ours, features.dumps(merge.merge_lists(read(base, False), ours_list, theirs_list)))
+    merge_mod.merge_features(base, ours, theirs)
     return OK
 
 

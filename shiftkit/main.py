@@ -16,6 +16,14 @@ def main(argv: list[str] | None = None) -> int:
             from shiftkit import hooks
 
             return hooks.main(args[1:])
+        if args[:1] == ["merge-features"] and _plain(args[1:], 3):
+            # git runs the merge driver as it runs hooks: past click, as `cli` would call it.
+            from pathlib import Path
+
+            from shiftkit.commands import merge
+
+            merge.merge_features(*(Path(arg) for arg in args[1:]))
+            return 0
         from shiftkit import cli
 
         return cli.main(args)
@@ -33,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL
+
+
+def _plain(args: list[str], count: int) -> bool:
+    """``count`` arguments, none of which click would read as an option."""
+    return len(args) == count and not any(arg.startswith("-") for arg in args)
 
 
 def _require_utf8(args: list[str]) -> None:

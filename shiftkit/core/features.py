@@ -674,6 +674,23 @@ def loads(
     return from_document(document)
 
 
+def checked_document(
+    text: str,
+    source: str,
+    trusted: Mapping[str, Any] | None = None,
+    trusted_text: str | None = None,
+) -> Any:
+    """The parsed document, checked as `loads` checks it (the same refusals), not yet a list."""
+    document = parse_json(text, source)
+    if isinstance(document, list):
+        raise BadInput(
+            f"{source}: this is the legacy bare-array format; "
+            f"convert it with `shiftkit import {source}`"
+        )
+    check_document(document, source, trusted, text=text, trusted_text=trusted_text)
+    return document
+
+
 def loads_any(text: str, source: str) -> FeatureList:
     """Parse either format: the current object or the legacy bare array."""
     document = parse_json(text, source)

@@ -164,14 +164,14 @@ def plan_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> tuple[str, 
     from shiftkit.core import progress
 
     cfg = ctx.config
-    log_text = progress.tidy(log_text)
-    log = progress.parse(log_text)
-    if not progress.due(log, cfg.log.keep, cfg.log.block):
-        return log_text, None
-    pruned = progress.prune(
-        log, read_optional(ctx.project.archive_path), cfg.log.keep, blocked_ids, cfg.log.archive
+    return progress.plan(
+        log_text,
+        lambda: read_optional(ctx.project.archive_path),
+        cfg.log.keep,
+        cfg.log.block,
+        blocked_ids,
+        cfg.log.archive,
     )
-    return pruned.log_text, pruned.archive_text
 
 
 def write_log(ctx: Context, log_text: str, blocked_ids: list[str]) -> None:
