@@ -7,7 +7,8 @@ Each returns a list of violations, empty when the change is acceptable.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from shiftkit.core.messages import OVERRIDABLE as OVERRIDABLE
@@ -138,18 +139,20 @@ def flipped(
 
 
 def aligned_changes(
-    parents: Sequence[Side], staged: features.FeatureList
+    parents: Sequence[Side], staged: features.FeatureList, changed: Sequence[int] | None = None
 ) -> list[tuple[features.Feature, features.Feature]] | None:
     """For one parent whose features keep their positions (the common commit): the pairs
-    (before, after) that differ. None when a slower, general comparison is needed."""
+    (before, after) that differ. None when a slower, general comparison is needed.
+    ``changed``: the only positions where the items may differ, when the caller knows them
+    (`audit` compares the lists' texts); every position otherwise."""
     if len(parents) != 1 or parents[0].features is None:
         return None
     old_items, new_items = parents[0].features.items, staged.items
     if len(new_items) < len(old_items):
         return None
     pairs = []
-    for index, old in enumerate(old_items):
-        new = new_items[index]
+    for index in range(len(old_items)) if changed is None else changed:
+        old, new = old_items[index], new_items[index]
         if old == new:
             continue
         if old.get("id") != new.get("id"):
@@ -321,17 +324,26 @@ def rule4_verified(
 
 
 def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.Entry]:
-    from shiftkit.core import progress
-
     if log_text is None:
         return []
-    seen: set[str] = set()
-    for parent in parents:
-        if parent.log:
-            seen.update(e.key for e in progress.parse(parent.log).entries)
-        if parent.archive:
-            seen.update(e.key for e in progress.parse(parent.archive).entries)
-    return [e for e in progress.parse(log_text).entries if e.key not in seen]
+    seen = [
+        _entry_keys(text) for parent in parents for text in (parent.log, parent.archive) if text
+    ]
+    return [e for e in _parsed_log(log_text).entries if not any(e.key in keys for keys in seen)]
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_log(text: str) -> progress.Log:
+    """A log or archive, parsed once however many commits in a row show it (`audit`: a
+    commit's log is its child's parent log, and the archive changes only at a prune)."""
+    from shiftkit.core import progress
+
+    return progress.parse(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _entry_keys(text: str) -> frozenset[str]:
+    return frozenset(e.key for e in _parsed_log(text).entries)
 
 
 def rule5_log(
@@ -510,7 +522,7 @@ def rule8_log(
     proposed: Proposed,
     log_name: str,
     archive_name: str,
-    kept_ids: frozenset[str] = frozenset(),
+    kept_ids: Container[str] = frozenset(),
 ) -> list[Violation]:
     """The log only grows at its end, except a prune: the oldest entries (bar the newest one
     about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
@@ -574,7 +586,7 @@ def _is_prune(
     new: progress.Log,
     old_archive: Sequence[progress.Entry],
     new_archive: Sequence[progress.Entry],
-    kept_ids: frozenset[str],
+    kept_ids: Container[str],
 ) -> bool:
     """The new log is the old one with its oldest entries moved, in order, to the end of the
     archive — bar some that stay, each about a blocked feature (kept where the person looks
@@ -603,7 +615,7 @@ def _is_prune(
 
 
 def _moved_or_kept(
-    older: Sequence[Any], moved: list[str], kept: list[str], kept_ids: frozenset[str]
+    older: Sequence[Any], moved: list[str], kept: list[str], kept_ids: Container[str]
 ) -> bool:
     """``older`` is ``moved`` and ``kept`` interleaved, each kept entry about a blocked
     feature."""
@@ -635,9 +647,15 @@ def evaluate(
     judge: Judge = NO_CHANGE,
     signature: Signature | None = None,
     config_name: str = ".shiftkit.toml",
+    checked: tuple[features.FeatureList | None, list[Violation]] | None = None,
+    changed: Sequence[int] | None = None,
 ) -> Report:
     """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive);
-    everything that judges — names, verifiers, claims, policy — comes from the parents."""
+    everything that judges — names, verifiers, claims, policy — comes from the parents.
+
+    ``checked``: what `check_list` returns for the proposed list, when the caller has it
+    already; ``changed``: the only positions where the proposed list's items may differ from
+    the first parent's (`audit` reads both from the lists' texts, see `core.listdelta`)."""
     features_name, log_name, archive_name = names
     violations: list[Violation] = []
     if Rule.MESSAGE in rules_to_check and message is not None:
@@ -647,7 +665,7 @@ def evaluate(
     staged: features.FeatureList | None = None
     if not (establishing and proposed.features_text is None):
         # (no feature list before or after: nothing to check)
-        staged, problems = check_list(
+        staged, problems = checked or check_list(
             proposed.features_text, features_name, trusted, known_valid, trusted_text
         )
         violations += problems
@@ -655,7 +673,7 @@ def evaluate(
     unblocked: list[str] = []
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
-        pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
+        pairs = aligned_changes(parents, staged, changed)  # once: three rules look at it
         flips = [] if establishing else flipped(parents, staged, pairs)
         entries = (
             new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
@@ -677,11 +695,8 @@ def evaluate(
         if Rule.STATUS in rules_to_check:
             violations += rule7_status(parents, staged, entries, pairs)
     if Rule.LOG_APPEND_ONLY in rules_to_check and log_changed:
-        kept_ids = frozenset(
-            f for p in parents if p.features is not None for f in features_blocked(p.features)
-        )
-        if staged is not None:
-            kept_ids |= frozenset(features_blocked(staged))
+        lists = [p.features for p in parents if p.features is not None]
+        kept_ids = _Blocked([*lists, staged] if staged is not None else lists)
         violations += rule8_log(parents, proposed, log_name, archive_name, kept_ids)
     if establishing:
         judge = judge._replace(config_changes=())
@@ -696,6 +711,21 @@ def evaluate(
 
 def features_blocked(feature_list: features.FeatureList) -> list[str]:
     return [item["id"] for item in feature_list.items if item.get("blocked") is not None]
+
+
+class _Blocked:
+    """The features blocked in any of ``lists`` (as `features_blocked` finds them), asked about
+    one id at a time: a prune asks about a few entries, and a list can hold thousands."""
+
+    def __init__(self, lists: Sequence[features.FeatureList]) -> None:
+        self.lists = lists
+
+    def __contains__(self, feature_id: object) -> bool:
+        return isinstance(feature_id, str) and any(
+            (index := feature_list.position(feature_id)) is not None
+            and feature_list.items[index].get("blocked") is not None
+            for feature_list in self.lists
+        )
 
 
 def _unique(items: list[Violation]) -> list[Violation]:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from shiftkit.core import features, rules
+    from shiftkit.edge.history import History
 
     # (the parent's feature, its verify command, verify_in) -> None when verified on this
     # commit, else why not
@@ -63,20 +64,30 @@ def judge_commit(
     commit: Commit,
     evidence: Evidence,
     claim_check: ClaimCheck | None = None,
+    history: History | None = None,
 ) -> rules.Report:
+    """``history``: what `audit` has read of the commits it judges (`edge.history`); without
+    it, the commit's files are read here."""
     from shiftkit.core import features, rules
     from shiftkit.edge import judge, snapshot, state
 
-    first = commit.parents[0] if commit.parents else None
-    settings = judge.at_revisions(root, first, f"{commit.oid}:")
+    checked, changed, trust = None, None, None
+    if history is None:
+        first = commit.parents[0] if commit.parents else None
+        settings = judge.at_revisions(root, first, f"{commit.oid}:")
+        names = judge.names(settings.parent)
+        sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
+        if not commit.parents:
+            sides = [rules.Side(None, None, None)]
+        proposed, features_blob = snapshot.read_proposed(
+            root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)]
+        )
+    else:
+        settings, sides, blobs, proposed, features_blob, checked, changed = history.read(commit)
+        names = judge.names(settings.parent)
+    if checked is None:
+        trust = snapshot.trust(sides, blobs, common_dir)
     cfg = settings.parent
-    names = judge.names(cfg)
-    sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
-    if not commit.parents:
-        sides = [rules.Side(None, None, None)]
-    proposed, features_blob = snapshot.read_proposed(
-        root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)]
-    )
     present = rules.trailers(commit.message)
     # Rule 6 in history: a flip carries the claim it was finished under.
     under_claim = [v for v in present.get("Shiftkit-Claim", []) if v and v != "-"]
@@ -102,13 +113,19 @@ def judge_commit(
         claims_enabled=cfg.claims.enabled,
         claim_problem=claim_problem,
         verification=verification,
-        **snapshot.trust(sides, blobs, common_dir),
+        **(trust or {}),
         judge=settings.judge,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
+        checked=checked,
+        changed=changed,
     )
-    report.violations.extend(_decision_numbers(root, commit, cfg.decisions))
+    if history is None:
+        report.violations.extend(decision_numbers(root, commit, cfg.decisions))
+    else:
+        report.violations.extend(history.decision_numbers(commit, cfg.decisions))
     if (
-        features_blob is not None
+        checked is None  # (`history` records what it checked in full itself)
+        and features_blob is not None
         and report.staged is not None
         and not any(v.rule == rules.Rule.SCHEMA for v in report.violations)
     ):
@@ -116,7 +133,7 @@ def judge_commit(
     return report
 
 
-def _decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
+def decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
     """Rule 13, read only when the commit's decision folder differs from a parent's."""
     from shiftkit.core import rules
 
