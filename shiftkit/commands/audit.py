@@ -85,8 +85,10 @@ def _judge(
     commit: commits.Commit,
     reverify: bool,
     say: Callable[[str], None],
-    read: history.History,
+    read: history.History | None,
 ) -> Finding | None:
+    """One commit's finding (None: nothing to report); ``read``: the bulk reader, or None to
+    read the commit's files on their own (as the reference-transaction hook does)."""
     present = rules.trailers(commit.message)
 
     def evidence(feature: features.Feature, command: str, verify_in: str) -> str | None:

@@ -12,6 +12,7 @@ Pure functions over text; the callers read and write the files.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
@@ -34,6 +35,11 @@ def _tidy_lines(text: str) -> str:
     return _LINE_END_SPACE.sub("", text).rstrip("\n")
 
 
+# `audit` compares the same entries commit after commit (the archive keeps every one): each
+# entry's key is worked out once.
+_entry_key = functools.lru_cache(maxsize=1 << 14)(_tidy_lines)
+
+
 class Entry(NamedTuple):
     time: str
     feature: str
@@ -45,7 +51,7 @@ class Entry(NamedTuple):
     def key(self) -> str:
         """The entry as the rules compare it: without the blank lines after it and the
         whitespace at the end of its lines, which merges, fixers and hand edits change."""
-        return _tidy_lines(self.text)
+        return _entry_key(self.text)
 
     @property
     def clean(self) -> str:

@@ -528,26 +528,22 @@ def rule8_log(
     about each blocked feature, ``kept_ids``) move verbatim to the end of the archive.
     Entries compare by `progress.Entry.key`, without the blank lines between them and the
     whitespace at the end of their lines, which merges, fixers and hand edits change."""
-    from shiftkit.core import progress
-
     problems: list[Violation] = []
     staged_log = proposed.log or ""
     for parent in parents:
         old_log = parent.log or ""
         if staged_log.startswith(old_log):
             continue
-        new_archive = progress.parse(proposed.archive or "").entries
+        new_archive = _parsed_log(proposed.archive or "").entries
         if len(parents) > 1:
             # A merge keeps every parent's entry, in the log or the archive.
-            kept = {e.key for e in progress.parse(staged_log).entries} | {
-                e.key for e in new_archive
-            }
-            if any(e.key not in kept for e in progress.parse(old_log).entries):
+            kept = {e.key for e in _parsed_log(staged_log).entries} | {e.key for e in new_archive}
+            if any(e.key not in kept for e in _parsed_log(old_log).entries):
                 problems.append(
                     Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}")
                 )
             continue
-        old, new = progress.parse(old_log), progress.parse(staged_log)
+        old, new = _parsed_log(old_log), _parsed_log(staged_log)
         if new.preamble != old.preamble:
             problems.append(
                 Violation(
@@ -558,7 +554,7 @@ def rule8_log(
         if _is_append(old, new):
             continue
         if not _is_prune(
-            old, new, progress.parse(parent.archive or "").entries, new_archive, kept_ids
+            old, new, _parsed_log(parent.archive or "").entries, new_archive, kept_ids
         ):
             problems.append(
                 Violation(

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import subprocess
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -64,21 +65,21 @@ class _Cat:
         self.proc.stdin.flush()
         return [tuple(self.proc.stdout.readline().split()) for _ in lines]
 
-    def contents(self, oids: Sequence[str]) -> list[str | None]:
-        """The text of each blob (None: not a blob), asked for in one go."""
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+    def request(self, oids: Sequence[str]) -> None:
+        """Ask for objects without waiting: git writes them while this process works on
+        something else, and `answer` reads them in the order asked."""
+        assert self.proc.stdin is not None
         self.proc.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
         self.proc.stdin.flush()
-        texts: list[str | None] = []
-        for _ in oids:
-            header = self.proc.stdout.readline().split()
-            if len(header) != 3:
-                texts.append(None)
-                continue
-            data = memoryview(self.proc.stdout.read(int(header[2]) + 1))[:-1]
-            blob = header[1] == b"blob"
-            texts.append(str(data, "utf-8", "surrogateescape") if blob else None)
-        return texts
+
+    def answer(self) -> str | None:
+        """The text of the next object asked for (None: not a blob)."""
+        assert self.proc.stdout is not None
+        header = self.proc.stdout.readline().split()
+        if len(header) != 3:
+            return None
+        data = memoryview(self.proc.stdout.read(int(header[2]) + 1))[:-1]
+        return str(data, "utf-8", "surrogateescape") if header[1] == b"blob" else None
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -113,9 +114,11 @@ class History:
         single = [c for c in commits if len(c.parents) == 1]
         self._parent = {c.oid: c.parents[0] for c in single}
         self._changes = _changed_paths(root, [c.oid for c in single])
+        self._next = {a.oid: b for a, b in itertools.pairwise(commits)}
         self._ids: dict[str, dict[str, str | None]] = {}  # commit -> path -> blob id
         self._cats: dict[str, _Cat] = {}
         self._texts: _Lru = _Lru(32)  # blob id -> text
+        self._asked: deque[str] = deque()  # blobs asked of git and not read yet
         self._settings: dict[tuple[Any, ...], judge.Judging] = {}
         self._lists: _Lru = _Lru(8)  # feature-list blob id -> its list (None: invalid)
         self._checks: _Lru = _Lru(8)
@@ -167,12 +170,25 @@ class History:
             self.fetch([oid])
         return self._texts[oid]  # type: ignore[no-any-return]
 
+    def ask(self, oids: Sequence[str | None]) -> None:
+        """Ask git for the blobs not read or asked for yet."""
+        new = [
+            oid
+            for oid in dict.fromkeys(oids)
+            if oid is not None and oid not in self._texts and oid not in self._asked
+        ]
+        if new:
+            self._cat("--batch").request(new)
+            self._asked.extend(new)
+
     def fetch(self, oids: Sequence[str | None]) -> None:
-        """Read the blobs not read yet, in one exchange with git."""
-        missing = [oid for oid in dict.fromkeys(oids) if oid is not None and oid not in self._texts]
-        if missing:
-            for oid, text in zip(missing, self._cat("--batch").contents(missing), strict=True):
-                self._texts.put(oid, text)
+        """Read the blobs not read yet (and any asked for before them)."""
+        self.ask(oids)
+        wanted = {oid for oid in oids if oid is not None and oid not in self._texts}
+        while wanted:
+            oid = self._asked.popleft()
+            self._texts.put(oid, self._cat("--batch").answer())
+            wanted.discard(oid)
 
     def blob(self, oid: str | None) -> Blob | None:
         text = self.text(oid)
@@ -202,8 +218,18 @@ class History:
         proposed = rules.Proposed(
             features_blob[1] if features_blob else None, self.text(log_id), self.text(archive_id)
         )
+        self._ahead(commit, proposed_names)
         checked, changed = self._check(commit, features_blob, names[0], sides, blobs)
         return Read(settings, sides, blobs, proposed, features_blob, checked, changed)
+
+    def _ahead(self, commit: Commit, names: Sequence[str]) -> None:
+        """Ask git now for the blobs the next commit changes, so it reads them from its pack
+        while this commit is judged (a list of 5,000 features is a megabyte to unpack)."""
+        following = self._next.get(commit.oid)
+        if following is not None and following.parents == (commit.oid,):
+            changes = self._changes.get(following.oid, {})
+            wanted = [*judge.SETTINGS_FILES, *names]
+            self.ask([changes[path][1] for path in wanted if path in changes])
 
     def _settings_of(self, commit: Commit) -> judge.Judging:
         first = commit.parents[0] if commit.parents else None
