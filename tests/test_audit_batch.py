@@ -403,3 +403,28 @@ def test_beside_takes_the_common_flip_and_leaves_the_rest(listed: Path) -> None:
     assert quick.get("F006") == base.get("F006")._replace(passes=True)  # type: ignore[union-attr]
     by_id(document["features"], "F000")["passes"] = True  # the first block holds the head
     assert listdelta.beside(json.dumps(document, indent=2) + "\n", base, text) is None
+
+
+def test_parse_after_is_parse() -> None:
+    """A log or archive that grew at its end parses, from its earlier parse, as it would whole."""
+    rng = random.Random(7)
+    lines = [
+        "# Progress\n",
+        "intro\n",
+        "\n",
+        "## 2026-11-01 10:00 UTC | F001 | passed | abc1234\n",
+        "a body line\n",
+        "## 2026-11-02 10:00 UTC | F002 | blocked: flaky | -   \n",
+        "  \n",
+        "[shiftkit] 3 earlier entries archived\n",
+        "## not a header\n",
+        "text ## 2026-11-01 10:00 UTC | F001 | passed | abc1234\n",
+        "\r\n",
+        "no line break at the end",
+    ]
+    for _ in range(3000):
+        text = "".join(rng.choice(lines) for _ in range(rng.randrange(12)))
+        cuts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n"), rng.randrange(len(text) + 1)]
+        before_text = text[: rng.choice(cuts)]
+        grown = progress.parse_after(progress.parse(before_text), before_text, text)
+        assert grown == progress.parse(text)

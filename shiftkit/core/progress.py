@@ -100,6 +100,21 @@ def parse(text: str) -> Log:
     return Log(text[: starts[0]], tuple(entries))
 
 
+def parse_after(before: Log, before_text: str, text: str) -> Log:
+    """`parse(text)` for a ``text`` that starts with ``before_text`` (whose parse is
+    ``before``), reading only what follows it: an archive only grows at its end, and `audit`
+    reads every version of it. Headers start lines, so the ones in ``before_text`` (which ends
+    with a line break) are the same in ``text``; its last entry runs on to the next header."""
+    if not before_text or not before_text.endswith("\n") or not text.startswith(before_text):
+        return parse(text)
+    after = parse(text[len(before_text) :])
+    if not before.entries:
+        return Log(before_text + after.head, after.entries)
+    last = before.entries[-1]
+    last = last._replace(text=last.text + after.head)
+    return Log(before.head, (*before.entries[:-1], last, *after.entries))
+
+
 def format_entry(time: str, feature: str, outcome: str, base: str, body: str) -> str:
     """One entry: its header line and body, ending with one newline (no blank line: `append`
     puts one before the next entry). No line ends in whitespace; every line break is \\n."""

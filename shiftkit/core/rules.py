@@ -332,13 +332,30 @@ def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.
     return [e for e in _parsed_log(log_text).entries if not any(e.key in keys for keys in seen)]
 
 
-@functools.lru_cache(maxsize=8)
+@functools.lru_cache(maxsize=16)
 def _parsed_log(text: str) -> progress.Log:
     """A log or archive, parsed once however many commits in a row show it (`audit`: a
-    commit's log is its child's parent log, and the archive changes only at a prune)."""
+    commit's log is its child's parent log, and the archive changes only at a prune), and
+    only in its new part when it extends a text parsed just before (a log between prunes,
+    an archive at each prune)."""
     from shiftkit.core import progress
 
-    return progress.parse(text)
+    extended = [
+        (before_text, before)
+        for before_text, before in _recent_logs
+        if len(before_text) < len(text) and text.startswith(before_text)
+    ]
+    if extended:
+        before_text, before = max(extended, key=lambda pair: len(pair[0]))
+        parsed = progress.parse_after(before, before_text, text)
+    else:
+        parsed = progress.parse(text)
+    _recent_logs.insert(0, (text, parsed))
+    del _recent_logs[16:]
+    return parsed
+
+
+_recent_logs: list[tuple[str, progress.Log]] = []  # the texts `_parsed_log` parsed last
 
 
 @functools.lru_cache(maxsize=8)
