@@ -12,17 +12,20 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FEATURES, LOG, by_id, edit_list, git_ok, shiftkit, write
+from conftest import FEATURES, LOG, by_id, edit_list, git_ok, run, shiftkit, write
 
 from shiftkit.commands import audit
 from shiftkit.core import features, listdelta, progress
 from shiftkit.core.errors import BadInput
+from shiftkit.edge import gitio, history
 from shiftkit.edge.context import open_context
 
 PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
@@ -268,6 +271,77 @@ def test_decision_records_with_one_number_are_named(listed: Path) -> None:
     assert flagged(findings) == {twice: {13}}
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_random_histories_are_judged_alike_in_bulk_and_alone(listed: Path, seed: int) -> None:
+    """Any mix of honest and dishonest commits: the batch finds what judging each alone finds."""
+    rng = random.Random(seed)
+
+    def items() -> list[dict[str, Any]]:
+        return json.loads((listed / FEATURES).read_text())["features"]  # type: ignore[no-any-return]
+
+    def some(passing: bool | None = None) -> str:
+        ids = [i["id"] for i in items() if passing is None or i["passes"] is passing]
+        return rng.choice(ids or [i["id"] for i in items()])
+
+    def change(feature_id: str, **fields: Any) -> None:
+        edit_list(listed, lambda found: by_id(found, feature_id).update(fields))
+
+    def prune() -> None:
+        log = progress.parse((listed / LOG).read_text())
+        archive = listed / "progress-archive.txt"
+        old = archive.read_text() if archive.exists() else ""
+        pruned = progress.prune(log, old, 2, [], "progress-archive.txt")
+        (listed / LOG).write_text(pruned.log_text)
+        archive.write_text(pruned.archive_text)
+        land(listed, "Prune the log")
+
+    def merge() -> None:
+        git_ok(listed, "checkout", "-q", "-b", f"side{rng.random()}")
+        honest_flip(listed, some(False))
+        git_ok(listed, "checkout", "-q", "-")
+        write(listed / "notes.txt", f"{rng.random()}\n")
+        land(listed, "Take notes")
+        git_ok(listed, *PAST_ALL_HOOKS, "merge", "-q", "--no-ff", "--no-edit", "-")
+
+    def config() -> None:
+        text = (listed / CONFIG).read_text()
+        value = rng.choice(["max_attempts = 4", "max_attempts = 3", "regression_sample = 5"])
+        (listed / CONFIG).write_text(re.sub(value.split(" =")[0] + r" = \d+", value, text))
+        if rng.random() < 0.5:
+            set_passes(listed, some(False), True)
+        land(listed, "Tune the settings")
+
+    operations: list[Callable[[], object]] = [
+        lambda: honest_flip(listed, some(False)),
+        lambda: honest_flip(listed, some(False)),
+        lambda: demote(listed, some(True)),
+        lambda: (
+            set_passes(listed, some(False), True, log=rng.random() < 0.5),
+            land(listed, "Done"),
+        ),
+        lambda: (change(some(), attempts=rng.randrange(3)), land(listed, "Count attempts")),
+        lambda: (
+            change(some(), blocked={"reason": "stuck", "since": "2026-11-29", "attempts": 2}),
+            land(listed, "Block a feature"),
+        ),
+        lambda: (change(some(), description=f"reworded {rng.random()}"), land(listed, "Reword")),
+        lambda: (change(some(), passes="maybe"), land(listed, "Break the list")),
+        lambda: (
+            edit_list(listed, lambda found: [i.update(passes=i["passes"] is True) for i in found]),
+            land(listed, "Repair the list"),
+        ),
+        lambda: (write(listed / "src.py", f"x = {rng.random()}\n"), land(listed, "Change code")),
+        lambda: land(listed, rng.choice(["wip", "x" * 80, "Explain the code"])),
+        prune,
+        merge,
+        config,
+    ]
+    for _ in range(30):
+        rng.choice(operations)()
+    for found in batch_and_alone(listed):
+        assert found.violations or found.overridden or found.person_actions
+
+
 def test_audit_asks_git_the_same_few_times_however_long_the_history(
     listed: Path, tmp_path: Path
 ) -> None:
@@ -428,3 +502,24 @@ def test_parse_after_is_parse() -> None:
         before_text = text[: rng.choice(cuts)]
         grown = progress.parse_after(progress.parse(before_text), before_text, text)
         assert grown == progress.parse(text)
+
+
+def test_git_asked_ahead_is_stopped_and_a_dead_git_is_an_error(scaffold: Path) -> None:
+    big = "x" * (3 << 20)  # more than the pipe holds: git blocks writing it
+    oid = run(["git", "hash-object", "-w", "--stdin"], scaffold, input=big).stdout.strip()
+    cat = history._Cat(scaffold, "--batch")
+    cat.request([oid])
+    closing = threading.Thread(target=cat.close)
+    closing.start()
+    closing.join(timeout=30)
+    assert not closing.is_alive()
+    cat = history._Cat(scaffold, "--batch")
+    cat.proc.kill()
+    cat.proc.wait()
+    with pytest.raises(gitio.GitFailed):
+        cat.answer()
+    cat = history._Cat(scaffold, "--batch")
+    cat.proc.kill()
+    cat.proc.wait()
+    with pytest.raises(gitio.GitFailed):
+        cat.request([oid])

@@ -6,8 +6,8 @@ Each returns a list of violations, empty when the change is acceptable.
 
 from __future__ import annotations
 
+import collections
 import enum
-import functools
 from collections.abc import Callable, Container, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -326,41 +326,51 @@ def rule4_verified(
 def new_entries(parents: Sequence[Side], log_text: str | None) -> list[progress.Entry]:
     if log_text is None:
         return []
-    seen = [
-        _entry_keys(text) for parent in parents for text in (parent.log, parent.archive) if text
-    ]
-    return [e for e in _parsed_log(log_text).entries if not any(e.key in keys for keys in seen)]
+    seen = [_logs.keys(text) for parent in parents for text in (parent.log, parent.archive) if text]
+    return [e for e in _logs.parsed(log_text).entries if not any(e.key in keys for keys in seen)]
 
 
-@functools.lru_cache(maxsize=16)
-def _parsed_log(text: str) -> progress.Log:
-    """A log or archive, parsed once however many commits in a row show it (`audit`: a
-    commit's log is its child's parent log, and the archive changes only at a prune), and
-    only in its new part when it extends a text parsed just before (a log between prunes,
-    an archive at each prune)."""
-    from shiftkit.core import progress
+class _Logs:
+    """Logs and archives, each parsed once however many commits in a row show it (`audit`: a
+    commit's log is its child's parent log, and the archive changes only at a prune), and only
+    in its new part when it extends a text parsed before (a log between prunes, an archive at
+    each prune: without this, a long history's audit would be quadratic)."""
 
-    extended = [
-        (before_text, before)
-        for before_text, before in _recent_logs
-        if len(before_text) < len(text) and text.startswith(before_text)
-    ]
-    if extended:
-        before_text, before = max(extended, key=lambda pair: len(pair[0]))
-        parsed = progress.parse_after(before, before_text, text)
-    else:
-        parsed = progress.parse(text)
-    _recent_logs.insert(0, (text, parsed))
-    del _recent_logs[16:]
-    return parsed
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.found: collections.OrderedDict[str, tuple[progress.Log, frozenset[str] | None]]
+        self.found = collections.OrderedDict()
+
+    def parsed(self, text: str) -> progress.Log:
+        from shiftkit.core import progress
+
+        if text in self.found:
+            self.found.move_to_end(text)
+            return self.found[text][0]
+        before = max(
+            (t for t in self.found if len(t) < len(text) and text.startswith(t)),
+            key=len,
+            default=None,
+        )
+        if before is None:
+            parsed = progress.parse(text)
+        else:
+            parsed = progress.parse_after(self.found[before][0], before, text)
+        self.found[text] = (parsed, None)
+        if len(self.found) > self.size:
+            self.found.popitem(last=False)
+        return parsed
+
+    def keys(self, text: str) -> frozenset[str]:
+        parsed = self.parsed(text)
+        keys = self.found[text][1]
+        if keys is None:
+            keys = frozenset(e.key for e in parsed.entries)
+            self.found[text] = (parsed, keys)
+        return keys
 
 
-_recent_logs: list[tuple[str, progress.Log]] = []  # the texts `_parsed_log` parsed last
-
-
-@functools.lru_cache(maxsize=8)
-def _entry_keys(text: str) -> frozenset[str]:
-    return frozenset(e.key for e in _parsed_log(text).entries)
+_logs = _Logs(8)
 
 
 def rule5_log(
@@ -551,16 +561,16 @@ def rule8_log(
         old_log = parent.log or ""
         if staged_log.startswith(old_log):
             continue
-        new_archive = _parsed_log(proposed.archive or "").entries
+        new_archive = _logs.parsed(proposed.archive or "").entries
         if len(parents) > 1:
             # A merge keeps every parent's entry, in the log or the archive.
-            kept = {e.key for e in _parsed_log(staged_log).entries} | {e.key for e in new_archive}
-            if any(e.key not in kept for e in _parsed_log(old_log).entries):
+            kept = {e.key for e in _logs.parsed(staged_log).entries} | {e.key for e in new_archive}
+            if any(e.key not in kept for e in _logs.parsed(old_log).entries):
                 problems.append(
                     Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}")
                 )
             continue
-        old, new = _parsed_log(old_log), _parsed_log(staged_log)
+        old, new = _logs.parsed(old_log), _logs.parsed(staged_log)
         if new.preamble != old.preamble:
             problems.append(
                 Violation(
@@ -571,7 +581,7 @@ def rule8_log(
         if _is_append(old, new):
             continue
         if not _is_prune(
-            old, new, _parsed_log(parent.archive or "").entries, new_archive, kept_ids
+            old, new, _logs.parsed(parent.archive or "").entries, new_archive, kept_ids
         ):
             problems.append(
                 Violation(

@@ -18,7 +18,7 @@ import subprocess
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
 from shiftkit.core import features, listdelta, rules
 from shiftkit.edge import gitio, judge, snapshot, state
@@ -45,8 +45,9 @@ class _Cat:
     """One long-lived `git cat-file` (``--batch-check`` for ids, ``--batch`` for contents)."""
 
     def __init__(self, root: Path, mode: str) -> None:
+        self.args = ["cat-file", mode]
         self.proc = subprocess.Popen(
-            ["git", "cat-file", mode],
+            ["git", *self.args],
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -63,30 +64,50 @@ class _Cat:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.write("".join(f"{line}\n" for line in lines).encode())
         self.proc.stdin.flush()
-        return [tuple(self.proc.stdout.readline().split()) for _ in lines]
+        return [tuple(self._line().split()) for _ in lines]
 
     def request(self, oids: Sequence[str]) -> None:
         """Ask for objects without waiting: git writes them while this process works on
         something else, and `answer` reads them in the order asked."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write("".join(f"{oid}\n" for oid in oids).encode())
+            self.proc.stdin.flush()
+        except OSError:
+            self._failed()
 
     def answer(self) -> str | None:
         """The text of the next object asked for (None: not a blob)."""
         assert self.proc.stdout is not None
-        header = self.proc.stdout.readline().split()
+        header = self._line().split()
         if len(header) != 3:
-            return None
-        data = memoryview(self.proc.stdout.read(int(header[2]) + 1))[:-1]
-        return str(data, "utf-8", "surrogateescape") if header[1] == b"blob" else None
+            return None  # (missing)
+        size = int(header[2]) + 1
+        data = self.proc.stdout.read(size)
+        if len(data) != size:
+            self._failed()
+        return (
+            str(memoryview(data)[:-1], "utf-8", "surrogateescape") if header[1] == b"blob" else None
+        )
+
+    def _line(self) -> bytes:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.endswith(b"\n"):
+            self._failed()
+        return line
+
+    def _failed(self) -> NoReturn:
+        self.close()
+        raise gitio.GitFailed(self.args, self.proc.returncode, "git cat-file stopped answering")
 
     def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
+        """Stop git, also when it is writing blobs asked for ahead that nobody will read."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()
+        self.proc.stdout.close()
         self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
 
 
 class _Lru(OrderedDict[Any, Any]):
@@ -102,7 +123,7 @@ class _Lru(OrderedDict[Any, Any]):
         return value
 
 
-_GITLINK = "160000"
+_NO_BLOB = ("000000", "160000")  # the new mode of a deleted path, of a submodule
 
 
 class History:
@@ -152,7 +173,7 @@ class History:
                     continue
                 if path in changes:
                     mode, oid = changes[path]
-                    known[path] = None if mode in ("000000", _GITLINK) else oid
+                    known[path] = None if mode in _NO_BLOB else oid
                 elif path in inherited:
                     known[path] = inherited[path]
             missing = [path for path in missing if path not in known]
@@ -228,14 +249,15 @@ class History:
         following = self._next.get(commit.oid)
         if following is not None and following.parents == (commit.oid,):
             changes = self._changes.get(following.oid, {})
-            wanted = [*judge.SETTINGS_FILES, *names]
-            self.ask([changes[path][1] for path in wanted if path in changes])
+            wanted = [changes.get(path) for path in (*judge.SETTINGS_FILES, *names)]
+            self.ask([new[1] for new in wanted if new is not None and new[0] not in _NO_BLOB])
 
     def _settings_of(self, commit: Commit) -> judge.Judging:
         first = commit.parents[0] if commit.parents else None
-        ids = tuple(self.ids(commit.oid, judge.SETTINGS_FILES))
-        if first is not None:
-            ids = (*self.ids(first, judge.SETTINGS_FILES), *ids)
+        ids: tuple[str | None, ...] = ()
+        if first is not None:  # (first: the commit's own are then read from its diff)
+            ids = tuple(self.ids(first, judge.SETTINGS_FILES))
+        ids = (*ids, *self.ids(commit.oid, judge.SETTINGS_FILES))
         if ids not in self._settings:
             self.fetch(ids)
             texts = [self.text(oid) for oid in ids]
