@@ -11,7 +11,7 @@ from typing import Any
 
 from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
-from shiftkit.edge import adoption, commits, gitio, verify
+from shiftkit.edge import adoption, commits, gitio, history, verify
 from shiftkit.edge.context import Context, short
 
 
@@ -73,44 +73,47 @@ def audit(
 def audit_commits(
     ctx: Context, selected: list[commits.Commit], reverify: bool, say: Callable[[str], None]
 ) -> list[Finding]:
-    findings = []
-    for commit in selected:
-        present = rules.trailers(commit.message)
+    """Every commit of ``selected`` (oldest first) judged by `commits.judge_commit`, its files
+    read in bulk (`edge.history`)."""
+    with history.History(ctx.root, ctx.common_dir, selected) as read:
+        found = [_judge(ctx, commit, reverify, say, read) for commit in selected]
+    return [finding for finding in found if finding is not None]
 
-        def evidence(
-            feature: features.Feature,
-            command: str,
-            verify_in: str,
-            commit: commits.Commit = commit,
-            present: dict[str, list[str]] = present,
-        ) -> str | None:
-            # Plain audit can only see what the commit claims; --reverify checks it.
-            if commit.tree not in present.get("Shiftkit-Verified", []):
-                return (
-                    "the commit has no Shiftkit-Verified trailer for its tree "
-                    "(made past the hooks?)"
-                )
-            if not reverify:
-                return None
-            say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
-            outcome = reverify_at(ctx, commit.oid, command)
-            if not outcome.ok:
-                return f"its verifier fails when re-run at this commit ({outcome.summary()})"
+
+def _judge(
+    ctx: Context,
+    commit: commits.Commit,
+    reverify: bool,
+    say: Callable[[str], None],
+    read: history.History | None,
+) -> Finding | None:
+    """One commit's finding (None: nothing to report); ``read``: the bulk reader, or None to
+    read the commit's files on their own (as the reference-transaction hook does)."""
+    present = rules.trailers(commit.message)
+
+    def evidence(feature: features.Feature, command: str, verify_in: str) -> str | None:
+        # Plain audit can only see what the commit claims; --reverify checks it.
+        if commit.tree not in present.get("Shiftkit-Verified", []):
+            return "the commit has no Shiftkit-Verified trailer for its tree (made past the hooks?)"
+        if not reverify:
             return None
+        say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
+        outcome = reverify_at(ctx, commit.oid, command)
+        if not outcome.ok:
+            return f"its verifier fails when re-run at this commit ({outcome.summary()})"
+        return None
 
-        report = commits.judge_commit(ctx.root, ctx.common_dir, commit, evidence)
-        if report.violations or report.overridden or report.person_actions:
-            findings.append(
-                Finding(
-                    commit.oid,
-                    commit.subject,
-                    report.violations,
-                    report.overridden,
-                    report.override_reason,
-                    report.person_actions,
-                )
-            )
-    return findings
+    report = commits.judge_commit(ctx.root, ctx.common_dir, commit, evidence, history=read)
+    if not (report.violations or report.overridden or report.person_actions):
+        return None
+    return Finding(
+        commit.oid,
+        commit.subject,
+        report.violations,
+        report.overridden,
+        report.override_reason,
+        report.person_actions,
+    )
 
 
 def render(findings: list[Finding], checked: int) -> str:

@@ -577,12 +577,26 @@ def _schema_problem(
         ]
     skeleton = {k: v for k, v in document.items() if k != "features"}
     trusted_skeleton = {k: v for k, v in trusted_document.items() if k != "features"}
+    return changed_items_problem(document, trusted, changed, same_json(skeleton, trusted_skeleton))
+
+
+def changed_items_problem(
+    document: Mapping[str, Any],
+    trusted: Sequence[Any],
+    changed: Sequence[int],
+    same_skeleton: bool,
+) -> str | None:
+    """The schema's verdict on ``document``, whose items equal the valid ``trusted`` ones at
+    their positions except at ``changed`` (and any beyond ``trusted``): only those are
+    validated, and the rest of the document too unless ``same_skeleton`` (as the trusted
+    one's)."""
+    items = document["features"]
     # An item that differs from a valid one only in a boolean `passes` (a flip, a
     # demotion) is valid: the schema asks nothing more of `passes`.
     changed = [
         i for i in changed if i >= len(trusted) or not _only_passes_differs(items[i], trusted[i])
     ]
-    if not changed and same_json(skeleton, trusted_skeleton):
+    if not changed and same_skeleton:
         return None
     problem = schema_errors({**document, "features": [items[i] for i in changed]})
     if problem is None:

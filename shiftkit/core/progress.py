@@ -12,6 +12,7 @@ Pure functions over text; the callers read and write the files.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -56,6 +57,11 @@ def _tidy_lines(text: str) -> str:
     return text.rstrip("\n")
 
 
+# `audit` compares the same entries commit after commit (the archive keeps every one): each
+# entry's key is worked out once.
+_entry_key = functools.lru_cache(maxsize=1 << 14)(_tidy_lines)
+
+
 class Entry(NamedTuple):
     time: str
     feature: str
@@ -67,7 +73,7 @@ class Entry(NamedTuple):
     def key(self) -> str:
         """The entry as the rules compare it: without the blank lines after it and the
         whitespace at the end of its lines, which merges, fixers and hand edits change."""
-        return _tidy_lines(self.text)
+        return _entry_key(self.text)
 
     @property
     def clean(self) -> str:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from shiftkit.core import features, rules
+    from shiftkit.edge.history import History
 
     # (the parent's feature, its verify command, verify_in) -> None when verified on this
     # commit, else why not
@@ -63,20 +64,32 @@ def judge_commit(
     commit: Commit,
     evidence: Evidence,
     claim_check: ClaimCheck | None = None,
+    history: History | None = None,
 ) -> rules.Report:
+    """``history``: what `audit` has read of the commits it judges (`edge.history`); without
+    it, the commit's files are read here."""
     from shiftkit.core import features, rules
     from shiftkit.edge import judge, snapshot
 
-    first = commit.parents[0] if commit.parents else None
-    settings = judge.at_revisions(root, first, f"{commit.oid}:")
+    checked, trust = None, None
+    if history is None:
+        first = commit.parents[0] if commit.parents else None
+        settings = judge.at_revisions(root, first, f"{commit.oid}:")
+        names = judge.names(settings.parent)
+        sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
+        if not commit.parents:
+            sides = [rules.Side(None, None, None)]
+        proposed, features_blob = snapshot.read_proposed(
+            root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)]
+        )
+    else:
+        settings, sides, blobs, proposed, features_blob, result = history.read(commit)
+        # (a list the history found invalid is checked again by `evaluate`, which words it)
+        checked = result[0] if result is not None and not result[1] else None
+        names = judge.names(settings.parent)
+    if checked is None:
+        trust = snapshot.trust(sides, blobs, common_dir)
     cfg = settings.parent
-    names = judge.names(cfg)
-    sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
-    if not commit.parents:
-        sides = [rules.Side(None, None, None)]
-    proposed, features_blob = snapshot.read_proposed(
-        root, [f"{commit.oid}:{name}" for name in judge.names(settings.proposed)]
-    )
     present = rules.trailers(commit.message)
     # Rule 6 in history: a flip carries the claim it was finished under.
     under_claim = [v for v in present.get("Shiftkit-Claim", []) if v and v != "-"]
@@ -102,17 +115,22 @@ def judge_commit(
         claims_enabled=cfg.claims.enabled,
         claim_problem=claim_problem,
         verification=verification,
-        **snapshot.trust(sides, blobs, common_dir),
-        checked=snapshot.checked_list(common_dir, features_blob),
+        **(trust or {}),
         judge=settings.judge,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
+        checked=checked
+        if checked is not None
+        else snapshot.checked_list(common_dir, features_blob),
     )
-    report.violations.extend(_decision_numbers(root, commit, cfg.decisions))
+    if history is None:
+        report.violations.extend(decision_numbers(root, commit, cfg.decisions))
+    else:
+        report.violations.extend(history.decision_numbers(commit, cfg.decisions))
     snapshot.record(common_dir, features_blob, report)
     return report
 
 
-def _decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
+def decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
     """Rule 13, read only when the commit's decision folder differs from a parent's."""
     from shiftkit.core import rules
 

@@ -62,12 +62,16 @@ def record(common_dir: Path, blob: tuple[str, str] | None, report: rules.Report)
         and not any(v.rule == rules.Rule.SCHEMA for v in report.violations)
         and state.read_table(common_dir, blob[0]) is None
     ):
-        staged = report.staged
-        if staged.text is None:
-            staged = features.FeatureList.from_text(
-                blob[1], staged.table, None, staged.schema_ref, items=staged.items
-            )
-        state.record_checked(common_dir, blob[0], staged)
+        record_list(common_dir, blob, report.staged)
+
+
+def record_list(common_dir: Path, blob: tuple[str, str], checked: features.FeatureList) -> None:
+    """Record the list ``blob`` holds, which passed rule 1 (``checked``), with its table."""
+    if checked.text is None:
+        checked = features.FeatureList.from_text(
+            blob[1], checked.table, None, checked.schema_ref, items=checked.items
+        )
+    state.record_checked(common_dir, blob[0], checked)
 
 
 def trust(
