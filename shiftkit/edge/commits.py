@@ -126,7 +126,8 @@ def judge_commit(
         report.violations.extend(decision_numbers(root, commit, cfg.decisions))
     else:
         report.violations.extend(history.decision_numbers(commit, cfg.decisions))
-    snapshot.record(common_dir, features_blob, report)
+    if history is None:  # (`audit` keeps what it checked in memory: see `edge.history`)
+        snapshot.record(common_dir, features_blob, report)
     return report
 
 

@@ -298,10 +298,10 @@ class History:
         elif (recorded := snapshot.checked_list(self.common_dir, blob)) is not None:
             found = (recorded, [])
         else:
+            # (not recorded: a record is an fsync'd file, dearer than checking a commit's list
+            # beside its parent's again; the lists are kept here while the audit runs)
             trusted = snapshot.trust(sides, list(blobs), self.common_dir)
             found = rules.check_list(blob[1], source, **trusted)
-            if found[0] is not None:
-                snapshot.record_list(self.common_dir, blob, found[0])
         self._lists.put(blob[0], found[0])
         return self._checks.put(key, found)  # type: ignore[no-any-return]
 
