@@ -285,7 +285,7 @@ def apply_operation(project: Path, model: Model, op: Any) -> None:
         feature_id = candidates[op.pick % len(candidates)]
         ok(project, "claim", feature_id)
         for text in op.notes:
-            ok(project, "note", text)
+            ok(project, "note", "--", text)  # (a text may start with "-": `--` ends options)
         write_work(project, model, feature_id, op.good)
         if op.verify_first:
             verified = shiftkit(project, "verify")
