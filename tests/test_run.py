@@ -175,7 +175,14 @@ def test_stops_at_max_sessions_and_reverts_an_abandoned_claim(
     assert git_ok(scaffold, "status", "--porcelain") == ""
 
 
-def test_ctrl_c_cleans_up_like_an_abandoned_session(scaffold: Path, tmp_path: Path) -> None:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell starts a background job
+
+
+@pytest.mark.parametrize("inherited", ["default", "ignored"])
+def test_ctrl_c_cleans_up_like_an_abandoned_session(
+    scaffold: Path, tmp_path: Path, inherited: str
+) -> None:
     setup(scaffold, tmp_path, ["a.txt"])
     command = agent_command(tmp_path, ["sleep"])
     proc = subprocess.Popen(
@@ -185,6 +192,7 @@ def test_ctrl_c_cleans_up_like_an_abandoned_session(scaffold: Path, tmp_path: Pa
         stderr=subprocess.STDOUT,
         text=True,
         env=os.environ.copy(),
+        preexec_fn=_ignore_sigint if inherited == "ignored" else None,
     )
     deadline = time.time() + 120
     while not (tmp_path / "count.ready").exists():

@@ -73,6 +73,11 @@ def run(
     ctx = open_context()
     if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
         raise Refused("the work tree is not clean; commit or stash it before `shiftkit run`")
+    # Ctrl-C (or `kill -INT`) stops the loop and cleans up the open claim, whatever SIGINT
+    # state this process inherited: a shell starts a background job with SIGINT ignored, and
+    # the loop would then run on through every session.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     run_id = os.urandom(3).hex()
     known = {e.id for e in ledger_io.read_all(ctx)}
     total, passing, claimable = verified_counts(ctx)
