@@ -678,14 +678,7 @@ def loads(
 ) -> FeatureList:
     """Parse and fully check a feature list in the current format (``trusted``: a valid
     list, and its text, to check only what differs from it)."""
-    document = parse_json(text, source)
-    if isinstance(document, list):
-        raise BadInput(
-            f"{source}: this is the legacy bare-array format; "
-            f"convert it with `shiftkit import {source}`"
-        )
-    check_document(document, source, trusted, text=text, trusted_text=trusted_text)
-    return from_document(document)
+    return from_document(checked_document(text, source, trusted, trusted_text))
 
 
 def checked_document(
