@@ -12,6 +12,12 @@ Figures:
   audit per commit, 5,000 / 50 features   the marginal cost of a commit, (audit of the range
                                           - audit of an empty range) / commits, 200 commits
                                           each, measured side by side
+  git's read at 5,000 / audit at 50       per commit, `git cat-file --batch` of each commit's
+                                          list read into this process as `audit` reads it
+                                          (the floor of any audit that reads every version)
+                                          against the whole audit at 50 features: above 1.5,
+                                          the first bar is out of reach (docs/decisions/0023)
+  audit / git's read                      per commit, at each size (reported)
   audit / git log --raw                   the whole `shiftkit audit` of a long history against
                                           `git log --raw` of the same range (reported)
 
@@ -62,18 +68,36 @@ def figures(
             "small, empty": lambda: run_audit(small[0], "HEAD", env),
             "large": lambda: run_audit(*large, env),
             "large, empty": lambda: run_audit(large[0], "HEAD", env),
+            "small, git read": lambda: read_lists(*small, env),
+            "large, git read": lambda: read_lists(*large, env),
         },
         rounds,
     )
     per_small = (times["small"] - times["small, empty"]) / commits
     per_large = (times["large"] - times["large, empty"]) / commits
+    read_small, read_large = times["small, git read"] / commits, times["large, git read"] / commits
     rows = [
         Row(
             f"audit per commit, 5,000 / 50 features ({commits} commits, each changes the list)",
             per_large / per_small,
             f"{ms(per_large)} / {ms(per_small)}",
             1.5,
-        )
+        ),
+        Row(
+            "git's read of the list per commit at 5,000 / audit per commit at 50",
+            read_large / per_small,
+            f"{ms(read_large)} / {ms(per_small)}",
+        ),
+        Row(
+            "audit per commit / git's read of the list per commit, at 5,000 features",
+            per_large / read_large,
+            f"{ms(per_large)} / {ms(read_large)}",
+        ),
+        Row(
+            "audit per commit / git's read of the list per commit, at 50 features",
+            per_small / read_small,
+            f"{ms(per_small)} / {ms(read_small)}",
+        ),
     ]
     for n_features, n_commits in long:
         project, base = build(home, f"long-{n_features}", n_features, n_commits, env)
@@ -98,6 +122,29 @@ def against_git_log(
         whole["audit"] / whole["git log"],
         f"{whole['audit']:.2f} s / {whole['git log']:.3f} s",
     )
+
+
+def read_lists(project: Path, since: str, env: dict[str, str]) -> int:
+    """Every version of the list in ``since..HEAD`` through one `git cat-file --batch`, read
+    into this process a header line and a body at a time, as `audit` reads them."""
+    commits = sh(["git", "rev-list", "--reverse", f"{since}..HEAD"], project, env).split()
+    asked = "".join(f"{commit}:features.json\n" for commit in commits).encode()
+    proc = subprocess.Popen(
+        ["git", "cat-file", "--batch"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(asked)
+    proc.stdin.close()
+    total = 0
+    for _ in commits:
+        size = int(proc.stdout.readline().split()[2])
+        total += len(str(memoryview(proc.stdout.read(size + 1))[:-1], "utf-8"))
+    proc.wait()
+    return total
 
 
 def run_audit(project: Path, since: str, env: dict[str, str]) -> str:

@@ -185,6 +185,40 @@ def test_next_counts_and_blocked_read_the_table() -> None:
     assert features.next_free_id(listing) == "F005"
 
 
+
+@settings(max_examples=fuzz_examples(300), deadline=None)
+@given(st.text("ab", max_size=40), st.text("ab", max_size=12), st.text("ab", max_size=12))
+def test_common_prefix_and_suffix_agree_with_comparing_character_by_character(
+    middle: str, left: str, right: str
+) -> None:
+    import os.path
+
+    old, new = left + middle, right + middle + left
+    for chunk in (1, 3, features._CHUNK):  # chunks smaller than the texts, and larger
+        saved, features._CHUNK = features._CHUNK, chunk
+        try:
+            prefix = features._common_prefix(old, new)
+            most = min(len(old), len(new)) - prefix
+            suffix = features._common_suffix(old, new, most)
+        finally:
+            features._CHUNK = saved
+        assert prefix == len(os.path.commonprefix([old, new]))
+        plain = len(os.path.commonprefix([old[::-1], new[::-1]]))
+        assert suffix == min(plain, most)
+
+
+def test_positions_by_scan_then_by_index_and_every_blocked_id() -> None:
+    made = [
+        feature(i, blocked=features.Blocked("stuck", "2026-11-30", 3) if i % 3 == 1 else None)
+        for i in range(9)
+    ]
+    listing = checked(features.dumps(features.FeatureList(made)))
+    assert features.blocked_ids(listing) == ["F001", "F004", "F007"]
+    # The first lookups scan, the later ones use the index: the same answers.
+    answers = [listing.position(f"F{i:03d}") for i in [8, 0, 12, 4, 8, 0, 12, 4]]
+    assert answers == [8, 0, None, 4] * 2
+    assert listing.get("F005") == made[5]
+
 ENTRIES = [
     progress.format_entry(f"2026-11-{day:02d} 10:00 UTC", f"F{n:03d}", "passed", "abc1234", body)
     for day, n, body in [(1, 0, "One."), (1, 0, "Other."), (2, 1, "Two."), (3, 2, "Three.")]
