@@ -271,9 +271,16 @@ def test_decision_records_with_one_number_are_named(listed: Path) -> None:
     assert flagged(findings) == {twice: {13}}
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_random_histories_are_judged_alike_in_bulk_and_alone(listed: Path, seed: int) -> None:
-    """Any mix of honest and dishonest commits: the batch finds what judging each alone finds."""
+@pytest.mark.parametrize(("seed", "budget"), [(0, None), (1, None), (2, 1)])
+def test_random_histories_are_judged_alike_in_bulk_and_alone(
+    listed: Path, seed: int, budget: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any mix of honest and dishonest commits: the batch finds what judging each alone finds
+    (also when its caches keep no more than the commit at hand: a budget of one character)."""
+    from shiftkit.edge import history
+
+    if budget is not None:
+        monkeypatch.setattr(history, "_TEXT_BUDGET", budget)
     rng = random.Random(seed)
 
     def items() -> list[dict[str, Any]]:
@@ -340,6 +347,21 @@ def test_random_histories_are_judged_alike_in_bulk_and_alone(listed: Path, seed:
         rng.choice(operations)()
     for found in batch_and_alone(listed):
         assert found.violations or found.overridden or found.person_actions
+
+
+def test_the_caches_keep_a_budget_of_text_and_the_newest_entries() -> None:
+    from shiftkit.edge.history import _Lru
+
+    cache = _Lru(4, budget=10, size_floor=2)
+    for key, text in [("a", "x" * 6), ("b", "y" * 6), ("c", "z" * 6)]:
+        cache.put(key, text)
+    assert list(cache) == ["b", "c"] and cache.weight == 12  # the floor outweighs the budget
+    cache.put("d", "")
+    cache.put("e", "")
+    assert list(cache) == ["c", "d", "e"] and cache.weight == 6  # within the budget again
+    for key in "fghij":
+        cache.put(key, None)
+    assert list(cache) == ["g", "h", "i", "j"]  # and never more than its size
 
 
 def test_audit_asks_git_the_same_few_times_however_long_the_history(

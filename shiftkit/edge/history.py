@@ -109,17 +109,36 @@ class _Cat:
 
 
 class _Lru(OrderedDict[Any, Any]):
-    def __init__(self, size: int) -> None:
+    """At most ``size`` entries; with a ``budget``, also no more characters of text in all
+    than that, bar the newest ``size_floor`` entries (which the commit at hand still reads)."""
+
+    def __init__(self, size: int, budget: int | None = None, size_floor: int = 8) -> None:
         super().__init__()
-        self.size = size
+        self.size, self.budget, self.size_floor = size, budget, size_floor
+        self.weight = 0
 
     def put(self, key: Any, value: Any) -> Any:
+        if key in self:
+            self.weight -= _weight(self[key])
         self[key] = value
+        self.weight += _weight(value)
         self.move_to_end(key)
-        if len(self) > self.size:
-            self.popitem(last=False)
+        while len(self) > self.size or (
+            self.budget is not None and self.weight > self.budget and len(self) > self.size_floor
+        ):
+            self.weight -= _weight(self.popitem(last=False)[1])
         return value
 
+
+def _weight(value: Any) -> int:
+    """Characters of text held: a blob's, or a feature list's (alone or first in a tuple)."""
+    if isinstance(value, tuple) and value:
+        value = value[0]
+    text = value if isinstance(value, str) else getattr(value, "text", None)
+    return len(text) if isinstance(text, str) else 0
+
+
+_TEXT_BUDGET = 48 << 20  # characters of blob text kept for later commits
 
 _NO_BLOB = ("000000", "160000")  # the new mode of a deleted path, of a submodule
 
@@ -136,11 +155,13 @@ class History:
         self._next = {a.oid: b for a, b in itertools.pairwise(commits)}
         self._ids: dict[str, dict[str, str | None]] = {}  # commit -> path -> blob id
         self._cats: dict[str, _Cat] = {}
-        self._texts: _Lru = _Lru(32)  # blob id -> text
+        # blob id -> text: a list of 50,000 features is 13.5 MB, so by size too
+        self._texts: _Lru = _Lru(32, budget=_TEXT_BUDGET)
         self._asked: deque[str] = deque()  # blobs asked of git and not read yet
         self._settings: dict[tuple[Any, ...], judge.Judging] = {}
-        self._lists: _Lru = _Lru(8)  # feature-list blob id -> its list (None: invalid)
-        self._checks: _Lru = _Lru(8)
+        # feature-list blob id -> its list (None: invalid)
+        self._lists: _Lru = _Lru(8, budget=_TEXT_BUDGET, size_floor=2)
+        self._checks: _Lru = _Lru(8, budget=_TEXT_BUDGET, size_floor=2)
 
     def __enter__(self) -> History:
         return self
