@@ -91,6 +91,60 @@ def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
     return features.dumps(features.FeatureList(items))
 
 
+LOG_BODY = "Implemented the handler and its tests.\nNext: the pagination feature."
+
+
+def make_log(preamble: str, entries: int, body: str = LOG_BODY) -> str:
+    """The progress log after ``entries`` entries, as `finish` appends them (one blank line
+    before each), none pruned."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from shiftkit.core import progress
+
+    parts = [preamble.rstrip("\n") + "\n"]
+    for i in range(entries):
+        parts.append(
+            progress.format_entry(
+                f"2026-11-{i % 28 + 1:02d} {i % 24:02d}:{i % 60:02d} UTC",
+                f"F{i:04d}",
+                "passed",
+                f"{i:07x}",
+                body,
+            )
+        )
+    return "\n".join(parts)
+
+
+def make_project(
+    home: Path,
+    name: str,
+    n_features: int,
+    env: dict[str, str],
+    *,
+    verify: str = "true",
+    log_entries: int = 0,
+    log_body: str = LOG_BODY,
+    files: dict[str, str] | None = None,
+) -> Path:
+    """`shiftkit new` with a list of ``n_features`` (half passing), ``log_entries`` entries in
+    the log and any other ``files`` (path relative to the project -> text), committed past the
+    hooks: a synthetic list cannot pass the rules it is set up past."""
+    project = home / name
+    sh(["shiftkit", "new", str(project), "--defaults"], home, env)
+    (project / "features.json").write_text(make_features(n_features, verify=verify))
+    if log_entries:
+        log = project / "claude-progress.txt"
+        log.write_text(make_log(log.read_text(), log_entries, log_body))
+    for path, text in (files or {}).items():
+        (project / path).write_text(text)
+    sh(["git", "add", "-A"], project, env)
+    sh(
+        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"],
+        project,
+        env,
+    )
+    return project
+
+
 class Row:
     """One figure of a benchmark: a ratio measured side by side, the medians behind it, and
     the bar it must stay under (None: reported only)."""

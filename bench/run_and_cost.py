@@ -14,34 +14,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _common import (
-    NO_HOOKS,
-    Row,
-    bench_env,
-    make_features,
-    ms,
-    print_rows,
-    scratch,
-    sh,
-    side_by_side,
-)
+from _common import Row, bench_env, make_project, ms, print_rows, scratch, side_by_side
 
 ENTRIES = 20_000
 
 
 def build(home: Path, name: str, n_features: int, env: dict[str, str], ledger: int = 0) -> Path:
-    project = home / name
-    sh(["shiftkit", "new", str(project), "--defaults"], home, env)
-    (project / "features.json").write_text(make_features(n_features, verify="true"))
-    if ledger:
-        (project / ".shiftkit" / "ledger.jsonl").write_text(make_ledger(ledger, n_features))
-    sh(["git", "add", "-A"], project, env)
-    sh(
-        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"],
-        project,
-        env,
-    )
-    return project
+    files = {".shiftkit/ledger.jsonl": make_ledger(ledger, n_features)} if ledger else {}
+    return make_project(home, name, n_features, env, files=files)
 
 
 def make_ledger(n: int, n_features: int) -> str:

@@ -10,10 +10,11 @@ features / 20 log entries, 5,000 / 2,000 and 50,000 / 20,000, measured side by s
                         in a repository whose hooks validated the base and ours (committed
                         there) but not theirs (fetched); and, reported only, with no list
                         validated before (a fresh clone: ours is checked in full, once)
-  prune                 the log written as `finish` writes it, moving every entry but the
-                        newest 20 to the archive, next to writing the same bytes once (both
-                        in this process); and, reported only, next to writing them once as
-                        shiftkit writes a file (fsync and rename: the prune writes two so)
+  prune                 the log read and written as `finish` writes it (its context already
+                        open), moving every entry but the newest 20 to the archive, next to
+                        writing the same bytes once (both in this process); and, reported
+                        only, next to writing them once as shiftkit writes a file (fsync and
+                        rename: the prune writes two so)
   plain-shim append     `git commit` of the list with one more feature, with the plain hook
                         shims of `install-hooks` (the list's blob not validated before)
   peak RSS              the pre-commit hook, `start`, `finish` and `audit` at the largest size
@@ -39,41 +40,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh
-
-BODY = "Implemented the handler and its tests.\nNext: the pagination feature."
-
-
-def make_log(preamble: str, entries: int) -> str:
-    from shiftkit.core import progress
-
-    parts = [preamble.rstrip("\n") + "\n"]
-    for i in range(entries):
-        parts.append(
-            progress.format_entry(
-                f"2026-11-{i % 28 + 1:02d} {i % 24:02d}:{i % 60:02d} UTC",
-                f"F{i:05d}",
-                "passed",
-                f"{i:07x}",
-                BODY,
-            )
-        )
-    return "\n".join(parts)
+from _common import (
+    NO_HOOKS,
+    Row,
+    bench_env,
+    make_features,
+    make_log,
+    make_project,
+    ms,
+    print_rows,
+    scratch,
+    sh,
+)
 
 
 def build(home: Path, name: str, n_features: int, env: dict[str, str]) -> Path:
-    project = home / name
-    sh(["shiftkit", "new", str(project), "--defaults"], home, env)
-    (project / "features.json").write_text(make_features(n_features, verify="true"))
-    log = project / "claude-progress.txt"
-    log.write_text(make_log(log.read_text(), n_features * 2 // 5))
-    sh(["git", "add", "-A"], project, env)
-    sh(
-        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"],
-        project,
-        env,
-    )
-    return project
+    return make_project(home, name, n_features, env, log_entries=n_features * 2 // 5)
 
 
 def run(args: list[str], where: Path, env: dict[str, str]) -> str:
@@ -212,15 +194,22 @@ def prune_cases(
 
         atomic_write(copy, full)
 
+    from shiftkit.edge import context
+
+    opened: list[context.Context] = []
+
+    def reset_and_open() -> None:
+        reset()
+        # (`finish` has its context open before it writes the log: finding the repository
+        # and reading the settings are not the prune's)
+        opened[:] = [context.open_context(project)]
+
     def prune() -> None:
         # In process, the path `finish` takes: a process's start-up would swamp one write.
-        from shiftkit.edge import context
-
-        ctx = context.open_context(project)
-        context.write_log(ctx, log.read_text(encoding="utf-8"), [])
+        context.write_log(opened[0], log.read_text(encoding="utf-8"), [])
 
     return {
-        "prune": (reset, prune),
+        "prune": (reset_and_open, prune),
         "one write": (nothing, write_once),
         "one durable write": (nothing, write_durably),
     }

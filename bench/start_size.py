@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from _common import NO_HOOKS, Row, bench_env, make_features, print_rows, scratch, sh
+from _common import Row, bench_env, make_project, print_rows, scratch
 
 BODY = (
     "Implemented the handler and its tests; the edge case with empty input is covered.\n"
@@ -19,42 +19,21 @@ BODY = (
 )
 
 
-def make_log(preamble: str, entries: int) -> str:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from shiftkit.core import progress
-
-    text = preamble
-    for i in range(entries):
-        entry = progress.format_entry(
-            f"2026-11-{i % 28 + 1:02d} {i % 24:02d}:{i % 60:02d} UTC",
-            f"F{i:04d}",
-            "passed",
-            f"{i:07x}",
-            BODY,
-        )
-        text = progress.append(text, entry)
-    return text
-
-
 def build(home: Path, name: str, n_features: int, n_entries: int, env: dict[str, str]) -> Path:
-    project = home / name
-    sh(["shiftkit", "new", str(project), "--defaults"], home, env)
-    (project / "features.json").write_text(make_features(n_features))
-    progress_path = project / "claude-progress.txt"
-    progress_path.write_text(make_log(progress_path.read_text(), n_entries))
-    for i in range(1, 4):
-        (project / "docs" / "decisions" / f"{i + 1:04d}-decision-{i}.md").write_text(
-            f"# {i + 1}. Decision number {i}\n\nBody.\n"
-        )
-    sh(["git", "add", "-A"], project, env)
-    sh(
-        ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Bench: {n_features} features"],
-        project,
+    decisions = {
+        f"docs/decisions/{i + 1:04d}-decision-{i}.md": f"# {i + 1}. Decision number {i}\n\nBody.\n"
+        for i in range(1, 4)
+    }
+    return make_project(
+        home,
+        name,
+        n_features,
         env,
+        verify="pytest -q tests/test_f{i}.py",
+        log_entries=n_entries,
+        log_body=BODY,
+        files=decisions,
     )
-    return project
 
 
 def main() -> None:
