@@ -113,10 +113,11 @@ def add(
     say: Say,
 ) -> int:
     """Usage reported by any harness, for this worktree's current claim (else unattributed)."""
+    import math
     import os
 
-    if usd is not None and usd < 0:
-        raise BadInput("--cost-usd must be 0 or more")
+    if usd is not None and not (math.isfinite(usd) and usd >= 0):
+        raise BadInput(f"--cost-usd must be a number of dollars, 0 or more (got {usd})")
     held = state.local_claim(ctx.git_dir)
     feature = held.feature if held else None
     entry = ledger.add_usage(
