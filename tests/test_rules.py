@@ -722,3 +722,6 @@ def test_rule13_two_records_with_one_number() -> None:
     # a collision the parent already had is not this commit's doing
     assert rules.rule13_decisions([names], [*names, "0006-h.md"], "d") == []
     assert rules.rule13_decisions([names[:3]], names[:3], "d") == []
+    # a merge bringing a pair one parent had to the other's line names it there again
+    assert len(rules.rule13_decisions([names, names[:3]], names, "d")) == 1
+    assert rules.rule13_decisions([names, names], names, "d") == []

@@ -788,8 +788,10 @@ def decision_numbers(names: Sequence[str]) -> dict[str, list[str]]:
 def rule13_decisions(
     parents: Sequence[Sequence[str]], names: Sequence[str], folder: str
 ) -> list[Violation]:
-    """Two records with one number that no parent had: records numbered on two branches
-    and merged, or a hand-made collision. The later one is renumbered, never silently kept."""
+    """Two records with one number that not every parent already had: records numbered on
+    two branches and merged, or a hand-made collision. A merge brings a pair one parent had
+    to the other parent's line, so it is named again there; a pair every parent had was
+    named where it came in. The later one is renumbered, never silently kept."""
     before = [{n for n, files in decision_numbers(p).items() if len(files) > 1} for p in parents]
     return [
         Violation(
