@@ -32,6 +32,7 @@ DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
 CONFIG_FILE = ".shiftkit.toml"
 SETTINGS_FILES = (CONFIG_FILE, ".shiftkit/allowed_signers")
 LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (shiftkit.core.ledger.LEDGER_FILE, not imported here)
+DEFAULT_DECISIONS = "docs/decisions"  # (the default of core.config's `decisions`)
 
 
 def main(argv: list[str]) -> int:
@@ -96,13 +97,6 @@ def maybe_relevant(config_text: str | None, staged: Sequence[str]) -> bool:
     return "\\" in config_text or any(name in config_text for name in staged)
 
 
-def relevant_settings(root: str, staged: Sequence[str]) -> Judging | None:
-    """The settings judging this commit when it touches what the rules protect, else None."""
-    if not maybe_relevant(head_config_text(root), staged):
-        return None
-    return settings_if_watched(root, staged)
-
-
 def settings_if_watched(root: str, staged: Sequence[str]) -> Judging | None:
     """The judging settings when a file they name (or a settings file) is staged."""
     from shiftkit.edge import gitio, judge
@@ -117,28 +111,81 @@ def pre_commit(root: str) -> int:
     staged = staged_entries(root)
     if not staged:
         return OK
-    if LEDGER_FILE in staged:
-        problems = ledger_violations(root)
-        if problems:
-            return _refuse(problems)
-    settings = relevant_settings(root, list(staged))
+    names = list(staged)
+    config_text = head_config_text(root)
+    problems = unit_file_violations(root, config_text, names)
+    if problems:
+        return _refuse(problems)
+    if not maybe_relevant(config_text, names):
+        return OK
+    settings = settings_if_watched(root, names)
     if settings is None:
         return OK
     return _check(root, settings, staged, message_file=None)
 
 
+def unit_file_violations(
+    root: str, config_text: str | None, staged: Sequence[str]
+) -> list[messages.Violation]:
+    """Rules 12 and 13, read only when the ledger, or a file that may be a decision record,
+    is staged: the ledger keeps its past lines, no decision number is taken twice."""
+    problems = ledger_violations(root) if LEDGER_FILE in staged else []
+    if maybe_decision(config_text, staged):
+        problems += decision_violations(root, staged)
+    return problems
+
+
+def maybe_decision(config_text: str | None, staged: Sequence[str]) -> bool:
+    """False when no path of ``staged`` can lie in the decision records' folder, decided
+    without parsing TOML: a configured folder must appear literally in the config."""
+    folders = {name.rpartition("/")[0] for name in staged}
+    if DEFAULT_DECISIONS in folders:
+        return True
+    if config_text is None:
+        return False
+    return "\\" in config_text or any(f and f in config_text for f in folders)
+
+
+def decision_violations(root: str, staged: Sequence[str]) -> list[messages.Violation]:
+    """Rule 13 on the staged tree: the records in the folder HEAD's settings name, against
+    HEAD's (and a merge's other parents')."""
+    from shiftkit.core import rules
+    from shiftkit.edge import gitio, judge
+
+    head = gitio.head_oid(root)
+    folder = judge.at_revisions(root, head, ":").parent.decisions.rstrip("/")
+    if not any(name.rpartition("/")[0] == folder for name in staged):
+        return []
+    git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
+    parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
+
+    def listing(args: list[str]) -> list[str]:
+        code, out, _ = gitio.plumb(args, root)
+        return out.decode("utf-8", "surrogateescape").split("\0") if code == 0 else []
+
+    inside = folder + "/"
+    staged_names = [
+        name.removeprefix(inside)
+        for name in listing(["ls-files", "-z", "--", inside])
+        if name.startswith(inside) and "/" not in name.removeprefix(inside)
+    ]
+    return rules.rule13_decisions(
+        [listing(["ls-tree", "-z", "--name-only", f"{p}:{folder}"]) for p in parents],
+        staged_names,
+        folder,
+    )
+
+
 def ledger_violations(root: str) -> list[messages.Violation]:
     """Rule 12, read only when the ledger is staged: the staged ledger keeps every line of
     HEAD's (and of a merge's other parents') and adds only entries."""
-    from shiftkit.core import ledger
-    from shiftkit.core.messages import Rule, Violation
+    from shiftkit.core import rules
     from shiftkit.edge import gitio
 
     git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
     revs = ["HEAD", *gitio.merge_parents(git_dir)]
     texts = gitio.read_blobs(root, [f"{rev}:{LEDGER_FILE}" for rev in revs] + [f":{LEDGER_FILE}"])
-    problems = ledger.append_problems(texts[:-1], texts[-1])
-    return [Violation(Rule.LEDGER_APPEND_ONLY, f"{LEDGER_FILE}: {p}") for p in problems]
+    return rules.rule12_ledger(texts[:-1], texts[-1])
 
 
 def commit_msg(root: str, message_file: str) -> int:
@@ -154,11 +201,13 @@ def commit_msg(root: str, message_file: str) -> int:
     if problems:
         return _refuse(problems)
     staged = staged_entries(root)
-    if LEDGER_FILE in staged and os.path.exists(os.path.join(root, ".git", "MERGE_HEAD")):
-        problems = ledger_violations(root)  # (a merge runs no pre-commit hook)
+    names = list(staged)
+    config_text = head_config_text(root)
+    if os.path.exists(os.path.join(root, ".git", "MERGE_HEAD")):
+        problems = unit_file_violations(root, config_text, names)  # (a merge runs no pre-commit)
         if problems:
             return _refuse(problems)
-    if not maybe_relevant(head_config_text(root), list(staged)):
+    if not maybe_relevant(config_text, names):
         return OK  # the common commit: no JSON, no TOML
     verdict = _pre_commit_verdict(root, staged)
     if verdict is not None:  # the pre-commit stage judged exactly this change

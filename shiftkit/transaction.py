@@ -166,7 +166,11 @@ def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
         ["cat-file", "blob", f"{commit.parents[0]}:{hooks.CONFIG_FILE}"], root
     )
     config_text = text.decode("utf-8", "surrogateescape") if code == 0 else None
-    return hooks.maybe_relevant(config_text, changed)
+    return (
+        hooks.maybe_relevant(config_text, changed)
+        or hooks.LEDGER_FILE in changed
+        or hooks.maybe_decision(config_text, changed)
+    )
 
 
 # -- pre-push: `audit --reverify` on what is being pushed ------------------------------------

@@ -271,6 +271,49 @@ def test_decision_records_with_one_number_are_named(listed: Path) -> None:
     assert flagged(findings) == {twice: {13}}
 
 
+LEDGER = ".shiftkit/ledger.jsonl"
+
+
+def spend(project: Path, tokens: int) -> None:
+    """One usage entry appended to the ledger, as shiftkit writes it."""
+    from shiftkit.core import ledger
+
+    path = project / LEDGER
+    old = path.read_text() if path.exists() else ""
+    entry = ledger.Entry(
+        "usage",
+        f"u{tokens:015d}",
+        "2026-11-30T10:00:00.000Z",
+        model="m",
+        source="manual",
+        usage=ledger.Usage(tokens, 0, 0, 1),
+    )
+    write(path, old + ledger.dumps_entry(entry) + "\n")
+
+
+def test_ledger_rewrites_are_named_in_bulk_as_alone(listed: Path) -> None:
+    spend(listed, 100)
+    land(listed, "Record the first session's usage")
+    spend(listed, 200)
+    land(listed, "Record the second session's usage")
+    path = listed / LEDGER
+    write(path, path.read_text().replace('"input":100', '"input":1'))
+    smaller = land(listed, "Correct the ledger")
+    spend(listed, 300)
+    land(listed, "Record the third session's usage")
+    git_ok(listed, "checkout", "-q", "-b", "side")
+    spend(listed, 400)
+    land(listed, "Record usage on a branch")
+    git_ok(listed, "checkout", "-q", "-")
+    spend(listed, 500)
+    land(listed, "Record usage on main")
+    git_ok(listed, *PAST_ALL_HOOKS, "merge", "-q", "--no-ff", "--no-edit", "side")
+    lines = path.read_text().splitlines(keepends=True)
+    write(path, "".join(line for line in lines if '"input":400' not in line))
+    lost = land(listed, "Drop a branch's usage")
+    assert flagged(batch_and_alone(listed)) == {smaller: {12}, lost: {12}}
+
+
 @pytest.mark.parametrize(("seed", "budget"), [(0, None), (1, None), (2, 1)])
 def test_random_histories_are_judged_alike_in_bulk_and_alone(
     listed: Path, seed: int, budget: int | None, monkeypatch: pytest.MonkeyPatch
@@ -338,6 +381,13 @@ def test_random_histories_are_judged_alike_in_bulk_and_alone(
             land(listed, "Repair the list"),
         ),
         lambda: (write(listed / "src.py", f"x = {rng.random()}\n"), land(listed, "Change code")),
+        lambda: (spend(listed, rng.randrange(1, 10**6)), land(listed, "Record usage")),
+        lambda: (
+            write(listed / LEDGER, "".join(sorted((listed / LEDGER).read_text().splitlines(True))))
+            if (listed / LEDGER).exists()
+            else None,
+            land(listed, "Sort the ledger"),
+        ),
         lambda: land(listed, rng.choice(["wip", "x" * 80, "Explain the code"])),
         prune,
         merge,

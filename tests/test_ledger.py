@@ -323,7 +323,9 @@ def test_usage_add_goes_to_the_current_claim(scaffold: Path) -> None:
     pending = scaffold / ".git" / "shiftkit" / "ledger-pending.jsonl"
     before = pending.read_text()
     for cost in ("nan", "inf", "-inf", "-0.5"):
-        bad = shiftkit(scaffold, "usage", "add", "--input", "1", "--output", "1", "--cost-usd", cost)
+        bad = shiftkit(
+            scaffold, "usage", "add", "--input", "1", "--output", "1", "--cost-usd", cost
+        )
         assert bad.returncode == 2, (cost, bad.output)
         assert bad.stderr.startswith("shiftkit: --cost-usd must be a number of dollars")
         assert "Traceback" not in bad.output

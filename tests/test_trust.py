@@ -159,10 +159,54 @@ def leak_override_rewrites_verifier(p: Path) -> str:
     return "F002: subtract two numbers\n\nShiftkit-Override: the old verifier was flaky"
 
 
+# -- leak 4: a smaller bill ------------------------------------------------------------------
+
+
+LEDGER = ".shiftkit/ledger.jsonl"
+
+
+def leak_ledger_line_removed(p: Path) -> str:
+    lines = (p / LEDGER).read_text().splitlines(keepends=True)
+    assert len(lines) >= 2, lines  # (the claims, attempts and verifier runs so far)
+    write(p / LEDGER, "".join(lines[1:]))
+    return "Tidy the cost ledger"
+
+
+def leak_ledger_line_rewritten(p: Path) -> str:
+    text = (p / LEDGER).read_text()
+    first, rest = text.split("\n", 1)
+    entry = json.loads(first)
+    entry["at"] = "2000-01-01T00:00:00.000Z"
+    write(p / LEDGER, json.dumps(entry, separators=(",", ":")) + "\n" + rest)
+    return "Correct a date in the ledger"
+
+
+# -- leak 5: a decision record numbered over another ----------------------------------------
+
+
+def leak_decision_number_taken(p: Path) -> str:
+    taken = sorted((p / "docs" / "decisions").glob("0001-*.md"))
+    assert taken, "the scaffold records its first decision"
+    write(p / "docs" / "decisions" / "0001-keep-state-in-files.md", "# 1. Keep state\n\nWhy.\n")
+    return "Record why state is kept in files"
+
+
+def test_the_ledger_and_its_rule_are_named_alike_everywhere() -> None:
+    from shiftkit import hooks
+    from shiftkit.core import config, ledger
+    from shiftkit.edge import commits
+
+    assert hooks.LEDGER_FILE == commits.LEDGER_FILE == ledger.LEDGER_FILE == LEDGER
+    assert config.Config().decisions == hooks.DEFAULT_DECISIONS
+
+
 LEAKS: list[tuple[Callable[[Path], str], int]] = [
     (leak_project_verifier_true, 10),
     (leak_list_moved, 10),
     (leak_override_rewrites_verifier, 4),
+    (leak_ledger_line_removed, 12),
+    (leak_ledger_line_rewritten, 12),
+    (leak_decision_number_taken, 13),
 ]
 
 

@@ -775,6 +775,17 @@ def _unique(items: list[Violation]) -> list[Violation]:
     return result
 
 
+def rule12_ledger(parent_texts: Sequence[str | None], text: str | None) -> list[Violation]:
+    """The cost ledger only grows at its end; a merge keeps every line of every parent (the
+    commit hooks, the reference-transaction hook and `audit` all ask this)."""
+    from shiftkit.core import ledger
+
+    return [
+        Violation(Rule.LEDGER_APPEND_ONLY, f"{ledger.LEDGER_FILE}: {problem}")
+        for problem in ledger.append_problems(parent_texts, text)
+    ]
+
+
 def decision_numbers(names: Sequence[str]) -> dict[str, list[str]]:
     """Decision record file names (``NNNN-slug.md``) by number."""
     found: dict[str, list[str]] = {}

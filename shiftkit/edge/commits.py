@@ -123,23 +123,41 @@ def judge_commit(
         else snapshot.checked_list(common_dir, features_blob),
     )
     if history is None:
-        report.violations.extend(decision_numbers(root, commit, cfg.decisions))
+        report.violations.extend(decisions_and_ledger(root, commit, cfg.decisions))
     else:
         report.violations.extend(history.decision_numbers(commit, cfg.decisions))
+        report.violations.extend(history.ledger_problems(commit))
     if history is None:  # (`audit` keeps what it checked in memory: see `edge.history`)
         snapshot.record(common_dir, features_blob, report)
     return report
 
 
-def decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
-    """Rule 13, read only when the commit's decision folder differs from a parent's."""
+LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (core.ledger.LEDGER_FILE: not imported on this path)
+
+
+def decisions_and_ledger(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
+    """Rules 13 and 12, each read only where the commit's decision folder or ledger differs
+    from a parent's: the ids of both, at the commit and its parents, in one `git cat-file`."""
+    revs = [commit.oid, *commit.parents]
+    name = folder.rstrip("/")
+    ids = gitio.object_ids(root, [f"{rev}:{path}" for path in (name, LEDGER_FILE) for rev in revs])
+    return decision_numbers(root, commit, folder, ids[: len(revs)]) + ledger_problems(
+        root, commit, ids[len(revs) :]
+    )
+
+
+def decision_numbers(
+    root: Path, commit: Commit, folder: str, ids: Sequence[str | None] | None = None
+) -> list[rules.Violation]:
+    """Rule 13, read only when the commit's decision folder differs from a parent's
+    (``ids``: the folder's tree at the commit and at each parent, when known)."""
     from shiftkit.core import rules
 
     folder = folder.rstrip("/")
     revs = [commit.oid, *commit.parents]
-    code, out, _ = gitio.plumb(["rev-parse", *[f"{rev}:{folder}" for rev in revs]], root)
-    trees = out.decode().split()
-    if code == 0 and len(set(trees)) == 1:
+    if ids is None:
+        ids = gitio.object_ids(root, [f"{rev}:{folder}" for rev in revs])
+    if len(set(ids)) == 1:
         return []  # the folder is the same in the commit and every parent
 
     def listing(rev: str) -> list[str]:
@@ -149,3 +167,26 @@ def decision_numbers(root: Path, commit: Commit, folder: str) -> list[rules.Viol
     return rules.rule13_decisions(
         [listing(parent) for parent in commit.parents], listing(commit.oid), folder
     )
+
+
+def ledger_changed(commit: Commit, ids: Sequence[str | None]) -> bool:
+    """Whether the ledger (its blob at the commit, then at each parent) differs from a
+    parent's, or a root commit has one."""
+    return len(set(ids)) > 1 or (not commit.parents and ids[0] is not None)
+
+
+def ledger_problems(
+    root: Path, commit: Commit, ids: Sequence[str | None] | None = None
+) -> list[rules.Violation]:
+    """Rule 12 on a commit that exists: what the commit hooks ask of a staged ledger, asked
+    of the commit against its real parents (``ids``: the ledger's blob at the commit and at
+    each parent, when known)."""
+    from shiftkit.core import rules
+
+    revs = [commit.oid, *commit.parents]
+    if ids is None:
+        ids = gitio.object_ids(root, [f"{rev}:{LEDGER_FILE}" for rev in revs])
+    if not ledger_changed(commit, ids):
+        return []
+    texts = gitio.read_blobs(root, [f"{rev}:{LEDGER_FILE}" for rev in revs])
+    return rules.rule12_ledger(texts[1:], texts[0])

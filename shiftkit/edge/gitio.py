@@ -165,6 +165,22 @@ def read_blobs_with_ids(cwd: Path | str, specs: Sequence[str]) -> list[tuple[str
     return results
 
 
+def object_ids(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
+    """The id of each object (``REV:path``), None where there is none: one `git cat-file
+    --batch-check`, no contents read."""
+    if not specs:
+        return []
+    code, data, err = plumb(["cat-file", "--batch-check"], cwd, "\n".join(specs).encode() + b"\n")
+    if code != 0:
+        raise GitFailed(["cat-file", "--batch-check"], code, err.decode(errors="replace"))
+    lines = data.decode("utf-8", "surrogateescape").splitlines()
+    # ("<id> <type> <size>", or "<spec> missing" where the spec may hold spaces)
+    return [
+        parts[0] if len(parts := line.split(" ")) == 3 and parts[2].isdigit() else None
+        for line in lines
+    ]
+
+
 def merge_parents(git_dir: Path) -> list[str]:
     """The other parents of a merge being committed (empty for an ordinary commit)."""
     try:

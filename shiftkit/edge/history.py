@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, NoReturn
 
 from shiftkit.core import features, rules
 from shiftkit.edge import gitio, judge, snapshot
-from shiftkit.edge.commits import Commit, decision_numbers
+from shiftkit.edge.commits import LEDGER_FILE, Commit, decision_numbers, ledger_changed
 
 Blob = tuple[str, str]  # (object id, text)
 
@@ -336,6 +336,17 @@ class History:
             if not any(path == name or path.startswith(inside) for path in changes):
                 return []
         return decision_numbers(self.root, commit, folder)
+
+    def ledger_problems(self, commit: Commit) -> list[rules.Violation]:
+        """Rule 12 (`commits.ledger_problems`), the ledger's blob ids from the diffs and its
+        texts from the bulk reader."""
+        revs = [commit.oid, *commit.parents]
+        ids = [self.ids(rev, [LEDGER_FILE])[0] for rev in revs]
+        if not ledger_changed(commit, ids):
+            return []
+        self.fetch(ids)
+        texts = [self.text(oid) for oid in ids]
+        return rules.rule12_ledger(texts[1:], texts[0])
 
 
 def _plain(path: str) -> bool:
