@@ -304,9 +304,9 @@ class History:
         sides: Sequence[rules.Side],
         blobs: Sequence[Blob | None],
     ) -> tuple[features.FeatureList | None, list[rules.Violation]] | None:
-        """Rule 1 on the proposed list, once per blob: its recorded table when it was checked
-        before, else `rules.check_list` beside the first parent's list (only the items that
-        differ from it are checked: `features.loads_against`), as `judge_commit` does."""
+        """Rule 1 on the proposed list, once per blob: checked item by item beside the first
+        parent's list (`features.loads_against`) when that settles it, else its recorded
+        table when it was checked before, else `rules.check_list`, as `judge_commit` does."""
         if blob is None:
             return None  # (missing: `evaluate` says so)
         base, base_blob = sides[0].features, blobs[0] if blobs else None
@@ -316,6 +316,8 @@ class History:
         found: tuple[features.FeatureList | None, list[rules.Violation]]
         if base_blob is not None and blob[0] == base_blob[0] and base is not None:
             found = (base, [])
+        elif base is not None and (quick := features.loads_against(blob[1], base)) is not None:
+            found = (quick, [])  # (beside the parent's: cheaper than reading a record)
         elif (recorded := snapshot.checked_list(self.common_dir, blob)) is not None:
             found = (recorded, [])
         else:
