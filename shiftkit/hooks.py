@@ -113,7 +113,7 @@ def pre_commit(root: str) -> int:
         return OK
     names = list(staged)
     config_text = head_config_text(root)
-    problems = unit_file_violations(root, config_text, names)
+    problems = unit_file_violations(root, config_text, names, merging(root))
     if problems:
         return _refuse(problems)
     if not maybe_relevant(config_text, names):
@@ -125,14 +125,38 @@ def pre_commit(root: str) -> int:
 
 
 def unit_file_violations(
-    root: str, config_text: str | None, staged: Sequence[str]
+    root: str, config_text: str | None, staged: Sequence[str], merging: bool
 ) -> list[messages.Violation]:
     """Rules 12 and 13, read only when the ledger, or a file that may be a decision record,
-    is staged: the ledger keeps its past lines, no decision number is taken twice."""
-    problems = ledger_violations(root) if LEDGER_FILE in staged else []
-    if maybe_decision(config_text, staged):
-        problems += decision_violations(root, staged)
+    is staged — and always for a merge, whose result can lose the other parent's lines or
+    bring its records while matching HEAD: the ledger keeps its past lines, no decision
+    number is taken twice."""
+    problems = ledger_violations(root) if merging or LEDGER_FILE in staged else []
+    if merging or maybe_decision(config_text, staged):
+        problems += decision_violations(root, staged, merging)
     return problems
+
+
+def merging(root: str) -> bool:
+    """Whether a merge is being committed: MERGE_HEAD in this worktree's git dir."""
+    git_dir = own_git_dir(root)
+    return git_dir is not None and os.path.exists(os.path.join(git_dir, "MERGE_HEAD"))
+
+
+def own_git_dir(root: str) -> str | None:
+    """This worktree's git dir (a linked worktree's `.git` is a file naming it), told with a
+    stat or two and no import: this is the path of every commit."""
+    from_env = os.environ.get("GIT_DIR")
+    if from_env:
+        return os.path.join(root, from_env)
+    dot = os.path.join(root, ".git")
+    if os.path.isdir(dot):
+        return dot
+    try:
+        with open(dot, encoding="utf-8") as handle:
+            return os.path.join(root, handle.read().split("gitdir:", 1)[1].strip())
+    except (OSError, IndexError):
+        return None
 
 
 def maybe_decision(config_text: str | None, staged: Sequence[str]) -> bool:
@@ -146,15 +170,19 @@ def maybe_decision(config_text: str | None, staged: Sequence[str]) -> bool:
     return "\\" in config_text or any(f and f in config_text for f in folders)
 
 
-def decision_violations(root: str, staged: Sequence[str]) -> list[messages.Violation]:
+def decision_violations(
+    root: str, staged: Sequence[str], merging: bool = False
+) -> list[messages.Violation]:
     """Rule 13 on the staged tree: the records in the folder HEAD's settings name, against
     HEAD's (and a merge's other parents')."""
+    import posixpath
+
     from shiftkit.core import rules
     from shiftkit.edge import gitio, judge
 
     head = gitio.head_oid(root)
-    folder = judge.at_revisions(root, head, ":").parent.decisions.rstrip("/")
-    if not any(name.rpartition("/")[0] == folder for name in staged):
+    folder = posixpath.normpath(judge.at_revisions(root, head, ":").parent.decisions)
+    if not merging and not any(name.rpartition("/")[0] == folder for name in staged):
         return []
     git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
@@ -166,7 +194,7 @@ def decision_violations(root: str, staged: Sequence[str]) -> list[messages.Viola
     inside = folder + "/"
     staged_names = [
         name.removeprefix(inside)
-        for name in listing(["ls-files", "-z", "--", inside])
+        for name in listing(["--literal-pathspecs", "ls-files", "-z", "--", inside])
         if name.startswith(inside) and "/" not in name.removeprefix(inside)
     ]
     return rules.rule13_decisions(
@@ -203,8 +231,8 @@ def commit_msg(root: str, message_file: str) -> int:
     staged = staged_entries(root)
     names = list(staged)
     config_text = head_config_text(root)
-    if os.path.exists(os.path.join(root, ".git", "MERGE_HEAD")):
-        problems = unit_file_violations(root, config_text, names)  # (a merge runs no pre-commit)
+    if merging(root):  # (a merge runs no pre-commit hook)
+        problems = unit_file_violations(root, config_text, names, merging=True)
         if problems:
             return _refuse(problems)
     if not maybe_relevant(config_text, names):

@@ -126,18 +126,12 @@ def _approved(root_text: str, commit: commits_mod.Commit) -> bool:
     """Whether the commit hooks of this worktree accepted exactly this change (parents, tree,
     message): local evidence, as forgeable as the verify cache and checked the same way by
     CI's audit. Costs a hash and a stat: no pathlib, no subprocess."""
+    from shiftkit import hooks
     from shiftkit.core import subjects
 
-    dot = os.path.join(root_text, ".git")
-    if os.path.isdir(dot):
-        git_dir = dot
-    else:
-        try:
-            with open(dot, encoding="utf-8") as handle:
-                git_dir = handle.read().split("gitdir:", 1)[1].strip()
-        except (OSError, IndexError):
-            return False
-        git_dir = os.path.join(root_text, git_dir)
+    git_dir = hooks.own_git_dir(root_text)
+    if git_dir is None:
+        return False
     key = subjects.approval_key(commit.parents, commit.tree, commit.message)
     return os.path.exists(os.path.join(git_dir, "shiftkit", "approved", key))
 

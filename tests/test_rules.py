@@ -725,3 +725,5 @@ def test_rule13_two_records_with_one_number() -> None:
     # a merge bringing a pair one parent had to the other's line names it there again
     assert len(rules.rule13_decisions([names, names[:3]], names, "d")) == 1
     assert rules.rule13_decisions([names, names], names, "d") == []
+    # a root commit has no parent that had the pair
+    assert len(rules.rule13_decisions([], names, "d")) == 1

@@ -200,6 +200,47 @@ def test_the_ledger_and_its_rule_are_named_alike_everywhere() -> None:
     assert config.Config().decisions == hooks.DEFAULT_DECISIONS
 
 
+def test_a_merge_that_drops_the_other_sides_ledger_lines_is_refused(one_project: Path) -> None:
+    """`git merge -s ours` keeps HEAD's tree: nothing differs from HEAD, yet the other side's
+    usage is gone. The commit-msg hook (a merge runs no pre-commit) asks rule 12 of every
+    merge, and a worktree's merge the same (its `.git` is a file)."""
+    from shiftkit.core import ledger
+
+    def spend(where: Path, tokens: int) -> None:
+        entry = ledger.Entry(
+            "usage", f"u{tokens:015d}", "2026-11-30T10:00:00.000Z", usage=ledger.Usage(tokens)
+        )
+        write(where / LEDGER, (where / LEDGER).read_text() + ledger.dumps_entry(entry) + "\n")
+        git_ok(where, "add", LEDGER)
+        git_ok(where, "commit", "-q", "-m", f"Record {tokens} tokens of usage")
+
+    git_ok(one_project, "worktree", "add", "-q", "-b", "side", str(one_project.parent / "side"))
+    side = one_project.parent / "side"
+    spend(side, 7)
+    spend(one_project, 9)
+    before = head(one_project)
+    merged = git(one_project, "merge", "-s", "ours", "--no-edit", "side")
+    assert merged.returncode != 0 and "rule 12" in merged.output, merged.output
+    # (refused by the commit-msg hook, before the branch would move)
+    assert "reference-transaction refused" not in merged.output, merged.output
+    assert head(one_project) == before
+    # The same merge from the linked worktree, where `.git` is a file.
+    merged = git(side, "merge", "-s", "ours", "--no-edit", "main")
+    assert merged.returncode != 0 and "rule 12" in merged.output, merged.output
+    assert "reference-transaction refused" not in merged.output, merged.output
+
+
+def test_a_decision_folder_written_with_dot_slash_is_still_watched(one_project: Path) -> None:
+    set_config(one_project, "shiftkit", 'decisions = "./adr"')
+    land_past_every_hook(one_project, "Keep decision records in adr")
+    write(one_project / "adr" / "0001-first.md", "# 1. First\n")
+    git_ok(one_project, "add", "-A")
+    git_ok(one_project, "commit", "-q", "-m", "Record a first decision")
+    write(one_project / "adr" / "0001-second.md", "# 1. Second\n")
+    git_ok(one_project, "add", "-A")
+    assert "rule 13" in refused(one_project, "Record a second decision")
+
+
 LEAKS: list[tuple[Callable[[Path], str], int]] = [
     (leak_project_verifier_true, 10),
     (leak_list_moved, 10),

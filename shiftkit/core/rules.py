@@ -811,5 +811,6 @@ def rule13_decisions(
             f"{folder}; renumber yours with `shiftkit renumber-decisions` and commit",
         )
         for number, files in sorted(decision_numbers(names).items())
-        if len(files) > 1 and not all(number in dup for dup in before)
+        # (a root commit has no parent that had the pair: `all` of nothing would excuse it)
+        if len(files) > 1 and not (before and all(number in dup for dup in before))
     ]

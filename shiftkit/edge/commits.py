@@ -157,8 +157,8 @@ def decision_numbers(
     revs = [commit.oid, *commit.parents]
     if ids is None:
         ids = gitio.object_ids(root, [f"{rev}:{folder}" for rev in revs])
-    if len(set(ids)) == 1:
-        return []  # the folder is the same in the commit and every parent
+    if (len(set(ids)) == 1 and commit.parents) or ids[0] is None:
+        return []  # the folder is the same in the commit and every parent, or it has none
 
     def listing(rev: str) -> list[str]:
         code, out, _ = gitio.plumb(["ls-tree", "--name-only", f"{rev}:{folder}"], root)

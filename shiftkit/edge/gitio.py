@@ -173,7 +173,7 @@ def object_ids(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
     code, data, err = plumb(["cat-file", "--batch-check"], cwd, "\n".join(specs).encode() + b"\n")
     if code != 0:
         raise GitFailed(["cat-file", "--batch-check"], code, err.decode(errors="replace"))
-    lines = data.decode("utf-8", "surrogateescape").splitlines()
+    lines = data.decode("utf-8", "surrogateescape").split("\n")[: len(specs)]
     # ("<id> <type> <size>", or "<spec> missing" where the spec may hold spaces)
     return [
         parts[0] if len(parts := line.split(" ")) == 3 and parts[2].isdigit() else None
