@@ -97,11 +97,19 @@ def maybe_relevant(config_text: str | None, staged: Sequence[str]) -> bool:
     return "\\" in config_text or any(name in config_text for name in staged)
 
 
-def settings_if_watched(root: str, staged: Sequence[str]) -> Judging | None:
-    """The judging settings when a file they name (or a settings file) is staged."""
-    from shiftkit.edge import gitio, judge
+def config_needed(staged: Sequence[str]) -> bool:
+    """Whether `maybe_relevant` or `maybe_decision` would read HEAD's config for ``staged``:
+    not when a protocol file is staged (relevant whatever the config says) and every staged
+    path lies at the top or in the default decision folder."""
+    if not any(n in staged for n in (*SETTINGS_FILES, *DEFAULT_NAMES)):
+        return True
+    return any(name.rpartition("/")[0] not in ("", DEFAULT_DECISIONS) for name in staged)
 
-    head = gitio.head_oid(root)
+
+def settings_if_watched(root: str, staged: Sequence[str], head: str | None) -> Judging | None:
+    """The judging settings when a file they name (or a settings file) is staged."""
+    from shiftkit.edge import judge
+
     settings = judge.at_revisions(root, head, ":")
     watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
     return settings if any(name in staged for name in watched) else None
@@ -112,16 +120,19 @@ def pre_commit(root: str) -> int:
     if not staged:
         return OK
     names = list(staged)
-    config_text = head_config_text(root)
+    config_text = head_config_text(root) if config_needed(names) else None
     problems = unit_file_violations(root, config_text, names, merging(root))
     if problems:
         return _refuse(problems)
     if not maybe_relevant(config_text, names):
         return OK
-    settings = settings_if_watched(root, names)
+    from shiftkit.edge import gitio
+
+    head = gitio.head_oid(root)  # (once: the hook runs before the commit moves it)
+    settings = settings_if_watched(root, names, head)
     if settings is None:
         return OK
-    return _check(root, settings, staged, message_file=None)
+    return _check(root, settings, staged, head, message_file=None)
 
 
 def unit_file_violations(
@@ -230,48 +241,54 @@ def commit_msg(root: str, message_file: str) -> int:
         return _refuse(problems)
     staged = staged_entries(root)
     names = list(staged)
-    config_text = head_config_text(root)
+    config_text = head_config_text(root) if config_needed(names) else None
     if merging(root):  # (a merge runs no pre-commit hook)
         problems = unit_file_violations(root, config_text, names, merging=True)
         if problems:
             return _refuse(problems)
     if not maybe_relevant(config_text, names):
         return OK  # the common commit: no JSON, no TOML
-    verdict = _pre_commit_verdict(root, staged)
+    from shiftkit.edge import gitio
+
+    head = gitio.head_oid(root)  # (once: the hook runs before the commit moves it)
+    verdict = _pre_commit_verdict(root, staged, head)
     if verdict is not None:  # the pre-commit stage judged exactly this change
-        return _conclude_from_record(root, verdict, message_file, raw)
-    settings = settings_if_watched(root, list(staged))  # (HEAD's config was read above)
+        return _conclude_from_record(root, verdict, message_file, raw, head)
+    settings = settings_if_watched(root, names, head)
     if settings is None:
         return OK
-    return _check(root, settings, staged, message_file=message_file, message=raw)
+    return _check(root, settings, staged, head, message_file=message_file, message=raw)
 
 
-def _change_key(root: str, git_dir: Path, staged: dict[str, tuple[str, str]]) -> list[object]:
+def _change_key(
+    git_dir: Path, staged: dict[str, tuple[str, str]], head: str | None
+) -> list[object]:
     """What makes a staged change the same change: HEAD, every staged path and blob, a merge's
     other parents, and this worktree's claim — not the settings, which HEAD fixes."""
     from shiftkit.edge import gitio, state
 
-    code, head, _ = gitio.plumb(["rev-parse", "-q", "--verify", "HEAD"], root)
     return [
-        head.decode().strip() if code == 0 else None,
+        head,
         sorted([name, *blobs] for name, blobs in staged.items()),
         gitio.merge_parents(git_dir),
         state.local_claim_key(git_dir),
     ]
 
 
-def _pre_commit_verdict(root: str, staged: dict[str, tuple[str, str]]) -> dict[str, Any] | None:
+def _pre_commit_verdict(
+    root: str, staged: dict[str, tuple[str, str]], head: str | None
+) -> dict[str, Any] | None:
     from shiftkit.edge import gitio, state
 
     git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
     record = state.read_json(state.worktree_state(git_dir) / RECORD)
-    if isinstance(record, dict) and record.get("key") == _change_key(root, git_dir, staged):
+    if isinstance(record, dict) and record.get("key") == _change_key(git_dir, staged, head):
         return record
     return None
 
 
 def _conclude_from_record(
-    root: str, record: dict[str, Any], message_file: str, message: str
+    root: str, record: dict[str, Any], message_file: str, message: str, head: str | None
 ) -> int:
     from pathlib import Path
 
@@ -291,6 +308,7 @@ def _conclude_from_record(
         message,
         record.get("claim"),
         record.get("approve") is True,
+        head,
     )
 
 
@@ -301,6 +319,7 @@ def _check(
     root: str,
     settings: Judging,
     staged: dict[str, tuple[str, str]],
+    head: str | None,
     message_file: str | None,
     message: str | None = None,
 ) -> int:
@@ -316,12 +335,12 @@ def _check(
     git_dir, common = gitio.git_dirs(top)
     held = state.local_claim(git_dir)
     merging = gitio.merge_parents(git_dir)
-    key = _change_key(root, git_dir, staged)
+    key = _change_key(git_dir, staged, head)
     record_path = state.worktree_state(git_dir) / RECORD
     # Under the signed policy a person action's signature exists only once the commit does:
     # the reference-transaction hook must judge those commits itself.
     approve = settings.parent.people.policy != "signed"
-    report, verified = _evaluate(top, settings, git_dir, common, merging, held, message)
+    report, verified = _evaluate(top, settings, git_dir, common, merging, held, message, head)
     claim_oid = held.oid if held and report.flips == [held.feature] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
@@ -351,6 +370,7 @@ def _check(
         message,
         claim_oid,
         approve,
+        head,
     )
 
 
@@ -365,6 +385,7 @@ def _conclude(
     message: str,
     claim_oid: str | None,
     approve: bool,
+    head: str | None,
 ) -> int:
     for item in overridden:
         print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
@@ -373,19 +394,19 @@ def _conclude(
     if message_file is not None and len(flips) == 1:
         _add_trailers(top, message_file, message, flips[0], verified, claim_oid)
     if message_file is not None and approve:
-        _record_approval(top, message_file, verified)
+        _record_approval(top, message_file, verified, head)
     return OK
 
 
-def _record_approval(top: Path, message_file: str, staged_tree: str | None) -> None:
+def _record_approval(
+    top: Path, message_file: str, staged_tree: str | None, head: str | None
+) -> None:
     """The change this commit makes passed every rule: say so for the reference-transaction
     hook, keyed by parents, tree and final message (local evidence, like the verify cache)."""
     from shiftkit.core import subjects
     from shiftkit.edge import gitio, state
 
     git_dir, _ = gitio.git_dirs(top)
-    code, out, _ = gitio.plumb(["rev-parse", "-q", "--verify", "HEAD"], top)  # (no subprocess)
-    head = out.decode().strip() if code == 0 else ""
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
     with open(message_file, encoding="utf-8", errors="surrogateescape") as handle:
         final = handle.read()
@@ -401,6 +422,7 @@ def _evaluate(
     merging: list[str],
     held: LocalClaim | None,
     message: str | None,
+    head: str | None,
 ) -> tuple[rules_mod.Report, str | None]:
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
@@ -408,7 +430,6 @@ def _evaluate(
     from shiftkit.edge import claims, gitio, judge, snapshot
 
     cfg = settings.parent  # the judge: HEAD's settings, whatever the commit or work tree say
-    head = gitio.head_oid(top)
     revs = ["HEAD", *merging] if head is not None else []
     parents, blobs, proposed, staged_blob = snapshot.read_staged_change(
         top, revs, judge.names(cfg), common, judge.names(settings.proposed)
