@@ -202,15 +202,11 @@ def decision_violations(
         code, out, _ = gitio.plumb(args, root)
         return out.decode("utf-8", "surrogateescape").split("\0") if code == 0 else []
 
-    inside = folder + "/"
-    staged_names = [
-        name.removeprefix(inside)
-        for name in listing(["--literal-pathspecs", "ls-files", "-z", "--", inside])
-        if name.startswith(inside) and "/" not in name.removeprefix(inside)
-    ]
+    # The tree the commit will have (`git ls-files` would also list intent-to-add files).
+    staged_tree = gitio.write_tree(root)  # type: ignore[arg-type]
     return rules.rule13_decisions(
         [listing(["ls-tree", "-z", "--name-only", f"{p}:{folder}"]) for p in parents],
-        staged_names,
+        listing(["ls-tree", "-z", "--name-only", f"{staged_tree}:{folder}"]),
         folder,
     )
 

@@ -230,6 +230,23 @@ def test_a_merge_that_drops_the_other_sides_ledger_lines_is_refused(one_project:
     assert "reference-transaction refused" not in merged.output, merged.output
 
 
+def test_a_record_only_intended_to_add_is_not_counted(project: Path) -> None:
+    """`git add -N` puts a path in the index without content; the commit leaves it out.
+    (The pre-commit framework sets such a path aside while hooks run; the plain shims do not.)"""
+    one_project = project
+    folder = one_project / "docs" / "decisions"
+    [first] = sorted(folder.glob("0001-*.md"))
+    write(folder / "0001-draft.md", "# 1. A draft\n")
+    git_ok(one_project, "add", "-N", "docs/decisions/0001-draft.md")
+    write(folder / "0002-second.md", "# 2. Second\n")
+    git_ok(one_project, "add", "docs/decisions/0002-second.md")
+    git_ok(one_project, "commit", "-q", "-m", "Record a second decision")
+    assert "0001-draft.md" not in git_ok(
+        one_project, "ls-tree", "--name-only", "HEAD:docs/decisions"
+    )
+    assert first.exists()
+
+
 def test_a_decision_folder_written_with_dot_slash_is_still_watched(one_project: Path) -> None:
     set_config(one_project, "shiftkit", 'decisions = "./adr"')
     git_ok(one_project, "add", "-A")
