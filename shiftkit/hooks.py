@@ -456,6 +456,9 @@ def _evaluate(
         known_valid=staged_valid,
         checked=snapshot.checked_list(common, staged_blob) if staged_valid else None,
         judge=settings.judge,
+        merge_base=snapshot.merge_base(top, revs, judge.names(cfg)[0], common)
+        if len(revs) > 1
+        else None,
     )
     snapshot.record(common, staged_blob, report)
     return report, evidence.verified

@@ -287,7 +287,10 @@ def _merge(
     theirs: features.FeatureList,
     result: features.FeatureList,
     log: str = "",
+    base: features.FeatureList | str | None = "ours",
 ) -> rules.Report:
+    """``base``: the common ancestor's list ("ours" by default: theirs forked from ours;
+    None: no common ancestor)."""
     sides = [rules.Side(ours, log, None), rules.Side(theirs, log, None)]
     return rules.evaluate(
         sides,
@@ -297,6 +300,9 @@ def _merge(
         message="Merge branch 'side'",
         claimed=None,
         claims_enabled=False,
+        merge_base=None
+        if base is None
+        else rules.MergeBase(ours if isinstance(base, str) else base),
     )
 
 
@@ -305,6 +311,32 @@ def test_a_merge_of_a_flip_made_on_a_branch_is_no_new_flip() -> None:
     side = base.replace_feature(base.by_id["F002"]._replace(passes=True))
     report = _merge(base, side, side)
     assert report.flips == [] and report.violations == []
+
+
+def test_a_merge_of_an_unrelated_history_brings_no_pass() -> None:
+    """An orphan branch whose list says everything passes was never judged: merged, every
+    pass it brings is a flip of the merge (and more than one is refused)."""
+    base = _three()
+    orphan = features.FeatureList([f._replace(passes=True) for f in base.features])
+    report = _merge(base, orphan, orphan, base=None)
+    assert report.flips == ["F001", "F002", "F003"]
+    assert {int(v.rule) for v in report.violations} >= {3, 5}
+    # Related, the same lists would be the sides' own judged flips.
+    assert _merge(base, orphan, orphan, base=base).flips == []
+
+
+def test_demotions_win_in_a_merge() -> None:
+    """F002 passed where the branches forked; ours demoted it (the start check found it
+    broken). A result that passes it again undoes the demotion: a flip, to be verified."""
+    passing = _three().replace_feature(_three().by_id["F002"]._replace(passes=True))
+    demoted = passing.replace_feature(passing.by_id["F002"]._replace(passes=False))
+    assert _merge(demoted, passing, passing, base=passing).flips == ["F002"]
+    # Demoted on their side while ours kept it: the same.
+    assert _merge(passing, demoted, passing, base=passing).flips == ["F002"]
+    # Kept demoted, as the merge driver merges it: nothing to earn.
+    assert _merge(demoted, passing, demoted, base=passing).flips == []
+    # Passing on both sides since the fork: no flip.
+    assert _merge(passing, passing, passing, base=passing).flips == []
 
 
 def test_a_merge_that_flips_in_neither_parent_is_a_flip_and_must_be_logged() -> None:

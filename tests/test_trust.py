@@ -247,6 +247,56 @@ def test_a_record_only_intended_to_add_is_not_counted(project: Path) -> None:
     assert first.exists()
 
 
+def _all_pass(items: list[dict[str, object]]) -> None:
+    for item in items:
+        item["passes"] = True
+        item.pop("blocked", None)
+
+
+def test_merging_an_unrelated_history_cannot_make_features_pass(one_project: Path) -> None:
+    """An orphan branch whose list says everything passes (its first commit establishes a
+    list, so nothing in it is a flip), merged with `--allow-unrelated-histories`: the merge
+    gets no pass from a parent it shares no ancestor with, so its passes are flips."""
+    p = one_project
+    main = git_ok(p, "branch", "--show-current").strip()
+    git_ok(p, "checkout", "-q", "--orphan", "upstream")
+    edit_list(p, _all_pass)
+    git_ok(p, "add", "-A")
+    git_ok(p, "commit", "-q", "-m", "Import upstream state")  # (the hooks let this one be)
+    git_ok(p, "checkout", "-q", main)
+    merge = ("merge", "--no-ff", "-X", "theirs", "--allow-unrelated-histories")
+    before = head(p)
+    refused_merge = git(p, *merge, "-m", "Merge upstream import", "upstream")
+    assert refused_merge.returncode != 0 and "rule 3" in refused_merge.output, refused_merge.output
+    assert head(p) == before
+    git_ok(p, "merge", "--abort")
+    git_ok(p, "-c", f"core.hooksPath={p / 'no-hooks'}", *merge, "-m", "Merge upstream", "upstream")
+    audit_flags(p, head(p), 3)
+
+
+def test_a_merge_cannot_undo_a_demotion(one_project: Path) -> None:
+    """F000 passed where the branches forked; main demoted it since. A merge that takes the
+    other side's list, where it still passes, is a flip of F000 and must earn it."""
+    p = one_project
+    git_ok(p, "branch", "side")
+    edit_list(p, lambda items: by_id(items, "F000").update(passes=False))
+    add_log_entry(p, "F000", "regressed")
+    git_ok(p, "add", "-A")
+    git_ok(p, "commit", "-q", "-m", "Demote F000: the build broke")
+    git_ok(p, "checkout", "-q", "side")
+    write(p / "notes.txt", "notes\n")
+    git_ok(p, "add", "-A")
+    git_ok(p, "commit", "-q", "-m", "Take notes")
+    git_ok(p, "checkout", "-q", "-")
+    git_ok(p, "merge", "--no-ff", "--no-commit", "side")
+    write(p / FEATURES, git_ok(p, "show", f"side:{FEATURES}"))
+    git_ok(p, "add", FEATURES)
+    output = refused(p, "Merge the notes branch")
+    assert "F000" in output and any(f"rule {r}" in output for r in (4, 5, 6)), output
+    commit = land_past_every_hook(p, "Merge the notes branch")
+    audit_flags(p, commit, 5)
+
+
 def test_a_decision_folder_written_with_dot_slash_is_still_watched(one_project: Path) -> None:
     set_config(one_project, "shiftkit", 'decisions = "./adr"')
     git_ok(one_project, "add", "-A")

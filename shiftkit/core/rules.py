@@ -89,6 +89,14 @@ class Side(NamedTuple):
     archive: str | None
 
 
+class MergeBase(NamedTuple):
+    """A merge's common ancestor's feature list (None: the ancestor has no valid list). A
+    merge judged without one — parents with no common ancestor, or none given — gets no
+    pass from any parent but the first."""
+
+    features: features.FeatureList | None
+
+
 class Proposed(NamedTuple):
     """The state being committed: the staged tree, or a commit's tree in `audit`."""
 
@@ -145,6 +153,43 @@ def flipped(
         before = [lst.items[i] for lst in lists if (i := lst.position(item["id"])) is not None]
         if before and not any(old.get("passes") is True for old in before):
             result.append(item["id"])
+    return result
+
+
+def merge_flips(
+    parents: Sequence[Side], staged: features.FeatureList, base: MergeBase | None
+) -> list[str]:
+    """A merge's flips: the features that pass in the result but would not by the merge
+    driver's rule, so the merge itself must earn them as a flip (rules 3 to 6). Demotions win:
+    a feature that passed at the common ancestor and that some parent demoted since stays
+    demoted. A pass comes from the first parent, or from another parent's own flip since the
+    common ancestor — which was judged when it was committed. A parent with no common
+    ancestor (an unrelated history, never judged) brings no pass. A feature no parent has is
+    rule 2's."""
+    from shiftkit.core import features
+
+    lists = [p.features for p in parents]
+    at_base = base.features if base is not None else None
+    result = []
+    for item in staged.items:
+        feature_id = item["id"]
+        if item.get("passes") is not True:
+            continue
+        status = [
+            None
+            if lst is None or lst.position(feature_id) is None
+            else features.passes(lst, feature_id)
+            for lst in lists
+        ]
+        if all(s is None for s in status):
+            continue
+        passed_at_base = at_base is not None and features.passes(at_base, feature_id)
+        demoted = passed_at_base and any(s is False for s in status)
+        earned = status[0] is True or (
+            base is not None and not passed_at_base and any(s is True for s in status[1:])
+        )
+        if demoted or not earned:
+            result.append(feature_id)
     return result
 
 
@@ -694,6 +739,7 @@ def evaluate(
     judge: Judge = NO_CHANGE,
     signature: Signature | None = None,
     config_name: str = ".shiftkit.toml",
+    merge_base: MergeBase | None = None,
 ) -> Report:
     """Every rule in ``rules_to_check`` over one change. ``names`` is (features, log, archive);
     everything that judges — names, verifiers, claims, policy — comes from the parents."""
@@ -721,7 +767,12 @@ def evaluate(
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
         pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
-        flips = [] if establishing else flipped(parents, staged, pairs)
+        if establishing:
+            flips = []
+        elif len(parents) > 1:
+            flips = merge_flips(parents, staged, merge_base)
+        else:
+            flips = flipped(parents, staged, pairs)
         entries = (
             new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
         )

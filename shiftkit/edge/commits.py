@@ -89,6 +89,13 @@ def judge_commit(
         names = judge.names(settings.parent)
     if checked is None:
         trust = snapshot.trust(sides, blobs, common_dir)
+    base = None
+    if len(commit.parents) > 1:
+        base = (
+            snapshot.merge_base(root, commit.parents, names[0], common_dir)
+            if history is None
+            else history.merge_base(commit, names[0])
+        )
     cfg = settings.parent
     present = rules.trailers(commit.message)
     # Rule 6 in history: a flip carries the claim it was finished under.
@@ -117,6 +124,7 @@ def judge_commit(
         verification=verification,
         **(trust or {}),
         judge=settings.judge,
+        merge_base=base,
         signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
         checked=checked
         if checked is not None

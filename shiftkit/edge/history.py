@@ -339,6 +339,16 @@ class History:
                 return []
         return decision_numbers(self.root, commit, folder)
 
+    def merge_base(self, commit: Commit, source: str) -> rules.MergeBase | None:
+        """`snapshot.merge_base` of a merge, its list read through this reader's caches."""
+        code, out, _ = gitio.plumb(["merge-base", "--octopus", *commit.parents], self.root)
+        base = out.decode().strip()
+        if code != 0 or not base:
+            return None
+        [oid] = self.ids(base, [source])
+        self.fetch([oid])
+        return rules.MergeBase(self._list(self.blob(oid), source))
+
     def ledger_problems(self, commit: Commit) -> list[rules.Violation]:
         """Rule 12 (`commits.ledger_problems`), the ledger's blob ids from the diffs and its
         texts from the bulk reader."""

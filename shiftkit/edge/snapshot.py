@@ -114,6 +114,19 @@ def read_sides(
     return sides, feature_blobs
 
 
+def merge_base(
+    root: Path, revs: Sequence[str], source: str, common_dir: Path
+) -> rules.MergeBase | None:
+    """The list at the common ancestor of a merge's parents (``revs``); None when they have
+    none (unrelated histories)."""
+    code, out, _ = gitio.plumb(["merge-base", "--octopus", *revs], root)
+    base = out.decode().strip()
+    if code != 0 or not base:
+        return None
+    blob = gitio.read_blobs_with_ids(root, [f"{base}:{source}"])[0]
+    return rules.MergeBase(parse_list(blob, source, common_dir))
+
+
 def read_proposed(
     root: Path,
     specs: Sequence[str],
