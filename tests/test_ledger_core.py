@@ -126,6 +126,11 @@ def test_parse_skips_blank_lines_and_names_the_line_it_cannot_read() -> None:
         (line(output=1.5), "'output' must be a count of tokens"),
         (line(cache_read=True), "'cache_read' must be a count of tokens"),
         (line(cache_write="9"), "'cache_write' must be a count of tokens"),
+        (line(usd=-12.5), "'usd' must be a finite amount, 0 or more"),
+        (line(seconds=-1), "'seconds' must be a finite amount, 0 or more"),
+        (line().replace("}", ',"usd":-Infinity}'), "'usd' must be a finite amount"),
+        (line().replace("}", ',"usd":Infinity}'), "'usd' must be a finite amount"),
+        (line().replace("}", ',"seconds":NaN}'), "'seconds' must be a finite amount"),
     ],
 )
 def test_an_entry_of_the_wrong_shape_is_bad_input_naming_where(text: str, expected: str) -> None:

@@ -15,6 +15,7 @@ merge are the sums of both sides. Three kinds of entry:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -103,6 +104,13 @@ def dumps(entries: Iterable[Entry]) -> str:
     return "".join(dumps_entry(e) + "\n" for e in entries)
 
 
+_AMOUNTS = ("seconds", "usd")  # money and time: finite, never negative (a smaller bill)
+
+
+def _amount(value: float) -> bool:
+    return math.isfinite(value) and value >= 0
+
+
 def parse_entry(line: str, where: str) -> Entry:
     try:
         value = json.loads(line)
@@ -120,6 +128,9 @@ def parse_entry(line: str, where: str) -> Entry:
             continue
         if not isinstance(item, kinds) or (isinstance(item, bool) and bool not in kinds):
             raise BadInput(f"{where}: '{key}' has the wrong type")
+        if key in _AMOUNTS and not (isinstance(item, int | float) and _amount(item)):
+            # (JSON has no NaN or infinity, but Python's json reads and writes them)
+            raise BadInput(f"{where}: '{key}' must be a finite amount, 0 or more")
         fields[key] = item
     counts = []
     for key in Usage._fields:
