@@ -76,6 +76,7 @@ ENFORCEMENT_KEYS = (
     "max_attempts",
     "regression_sample",
     "verify_in",
+    "decisions",  # (moving the folder would step around rule 13)
     "log.keep",
     "log.block",
     "log.archive",
