@@ -597,6 +597,18 @@ def rule11_person(
     ]
 
 
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` came from UTF-8 bytes (read with surrogateescape, bytes that are not
+    UTF-8 become lone surrogates, which only `str.isascii`'s slow path may hold)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def rule8_log(
     parents: Sequence[Side],
     proposed: Proposed,
@@ -612,6 +624,15 @@ def rule8_log(
 
     problems: list[Violation] = []
     staged_log = proposed.log or ""
+    for name, text in ((log_name, staged_log), (archive_name, proposed.archive or "")):
+        if not _is_utf8(text):
+            # (read with surrogateescape: what is not UTF-8 stays as lone surrogates, and
+            # every command that reads the log would stop at it)
+            problems.append(
+                Violation(
+                    Rule.LOG_APPEND_ONLY, f"{name} is not UTF-8 text; fix the bytes git shows"
+                )
+            )
     for parent in parents:
         old_log = parent.log or ""
         if staged_log.startswith(old_log):

@@ -53,6 +53,13 @@ def read_optional(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
+    except UnicodeDecodeError as exc:
+        from shiftkit.core.errors import BadInput
+
+        raise BadInput(
+            f"{path.name}: not UTF-8 text (byte {exc.start}); shiftkit reads and writes it as "
+            f"UTF-8: fix or remove that byte"
+        ) from None
 
 
 def work_tree_id(ctx: Context) -> str:
