@@ -191,6 +191,24 @@ def leak_decision_number_taken(p: Path) -> str:
     return "Record why state is kept in files"
 
 
+# -- leak 6: a log no command can read ------------------------------------------------------
+
+
+def leak_log_not_utf8(p: Path) -> str:
+    with open(p / "claude-progress.txt", "ab") as log:
+        log.write(b"\n## stray \xff bytes\n")
+    return "Add a note to the log"
+
+
+def test_a_log_that_is_not_utf8_is_a_clear_error_not_a_crash(one_project: Path) -> None:
+    leak_log_not_utf8(one_project)
+    for args in (("log",), ("start", "--brief", "--no-check")):
+        result = shiftkit(one_project, *args)
+        assert result.returncode == 2, result.output
+        assert result.stderr.startswith("shiftkit: claude-progress.txt: not UTF-8 text")
+        assert "Traceback" not in result.output and "internal error" not in result.output
+
+
 def test_the_ledger_and_its_rule_are_named_alike_everywhere() -> None:
     from shiftkit import hooks
     from shiftkit.core import config, ledger
@@ -317,6 +335,7 @@ LEAKS: list[tuple[Callable[[Path], str], int]] = [
     (leak_ledger_line_removed, 12),
     (leak_ledger_line_rewritten, 12),
     (leak_decision_number_taken, 13),
+    (leak_log_not_utf8, 8),
 ]
 
 
@@ -388,14 +407,25 @@ def test_a_definition_change_and_its_flip_never_share_a_commit(one_project: Path
     assert "rule 4 [F002]" in output and "never share a commit" in output
 
 
-def test_a_config_change_alone_is_a_person_action_listed_by_audit(one_project: Path) -> None:
-    set_config(one_project, "shiftkit.log", "keep = 5")
+@pytest.mark.parametrize(
+    ("section", "line", "key"),
+    [
+        ("shiftkit.log", "keep = 5", "log.keep"),
+        # (moving the decision folder would step around rule 13: a person's action too)
+        ("shiftkit", 'decisions = "docs/adr"', "decisions"),
+    ],
+)
+def test_a_config_change_alone_is_a_person_action_listed_by_audit(
+    one_project: Path, section: str, line: str, key: str
+) -> None:
+    set_config(one_project, section, line)
     git_ok(one_project, "add", "-A")
-    git_ok(one_project, "commit", "-q", "-m", "Keep five log entries")
+    git_ok(one_project, "commit", "-q", "-m", "Change a setting")
     audit = shiftkit(one_project, "audit", "--json")
     assert audit.returncode == 0, audit.output
     actions = json.loads(audit.stdout)["person_actions"]
-    assert actions[-1]["actions"] == ["enforcement settings changed: log.keep"]
+    assert actions[-1]["actions"] == [f"enforcement settings changed: {key}"]
+    assert shiftkit(one_project, "audit", "--strict").returncode != 0
 
 
 # -- leak 4: an agent unblocking itself -----------------------------------------------------------
