@@ -332,6 +332,28 @@ def test_usage_add_goes_to_the_current_claim(scaffold: Path) -> None:
     assert pending.read_text() == before  # nothing recorded
 
 
+def test_a_zeroed_copy_of_a_waiting_entry_does_not_stand_for_it(scaffold: Path) -> None:
+    """The waiting entry's id, committed by hand with no tokens and no money, must not make
+    the real entry look recorded: the real one is committed under an id of its own."""
+    shell_features(scaffold, "a.txt")
+    ok(scaffold, "claim", "F001")
+    ok(scaffold, "usage", "add", "--input", "900000", "--output", "300000", "--cost-usd", "40")
+    pending = scaffold / ".git" / "shiftkit" / "ledger-pending.jsonl"
+    [waiting] = [json.loads(x) for x in pending.read_text().splitlines() if '"usage"' in x]
+    forged = {**waiting, "input": 0, "output": 0, "usd": 0}
+    path = scaffold / ledger.LEDGER_FILE
+    old = path.read_text() if path.exists() else ""
+    path.write_text(old + json.dumps(forged, separators=(",", ":")) + "\n")
+    git_ok(scaffold, "add", ledger.LEDGER_FILE)
+    git_ok(scaffold, "commit", "-q", "-m", "Record the session's usage")  # (an append: allowed)
+    write(scaffold / "a.txt", "a\n")
+    ok(scaffold, "finish", "-m", "write a")
+    row = cost_json(scaffold)["features"]["F001"]
+    assert kinds(row) == (900000, 0, 0, 300000), row
+    assert '"input":900000' not in pending.read_text()  # it waits no longer
+    assert path.read_text().count('"input":900000') == 1
+
+
 def test_hooks_refuse_edits_of_past_lines(scaffold: Path) -> None:
     shell_features(scaffold, "a.txt")
     ok(scaffold, "usage", "add", "--input", "100", "--output", "10")

@@ -9,6 +9,7 @@ id, so a refused or crashed commit loses nothing and a re-run writes nothing twi
 
 from __future__ import annotations
 
+import hashlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,9 +81,8 @@ def fold(ctx: Context) -> bool:
     committed with the boundary's bookkeeping; drop waiting entries HEAD already has.
     Returns whether the ledger file now differs from HEAD's."""
     head = head_text(ctx)
-    committed = {e.id for e in ledger.parse(head, f"{ledger.LEDGER_FILE} at HEAD")}
     waiting = pending(ctx)
-    new = [e for e in waiting if e.id not in committed]
+    new = still_waiting(ledger.parse(head, f"{ledger.LEDGER_FILE} at HEAD"), waiting)
     if len(new) != len(waiting):
         atomic_write(pending_path(ctx), ledger.dumps(new))
     if not new:
@@ -97,11 +97,29 @@ def forget_committed(ctx: Context) -> None:
     branch checked out next must not get them again)."""
     if not _read(pending_path(ctx)).strip():
         return
-    committed = {e.id for e in ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD")}
     waiting = pending(ctx)
-    left = [e for e in waiting if e.id not in committed]
+    left = still_waiting(ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD"), waiting)
     if len(left) != len(waiting):
         atomic_write(pending_path(ctx), ledger.dumps(left))
+
+
+def still_waiting(committed: list[Entry], waiting: list[Entry]) -> list[Entry]:
+    """The waiting entries the committed ledger does not hold as they are. A committed entry
+    with a waiting one's id but other contents (a zeroed copy, committed by hand to make the
+    real one look recorded) does not stand for it: the real one waits on under an id of its
+    own, derived from its contents, so it is counted once whatever was committed."""
+    held = {entry.id: entry for entry in committed}
+    result = []
+    for entry in waiting:
+        if held.get(entry.id) == entry:
+            continue
+        if entry.id in held:
+            digest = hashlib.sha1(ledger.dumps_entry(entry).encode()).hexdigest()[:12]
+            entry = entry._replace(id=f"{entry.id}~{digest}")
+            if held.get(entry.id) == entry:
+                continue
+        result.append(entry)
+    return result
 
 
 # -- what happens at the boundaries -----------------------------------------------------------
