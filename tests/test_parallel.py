@@ -307,6 +307,8 @@ def test_decision_numbers_never_collide_silently(scaffold: Path, tmp_path: Path)
     assert refused.returncode == 1, refused.output
     assert "shiftkit renumber-decisions" in refused.stderr
     assert git_ok(two, "status", "--porcelain") == ""  # the merge was undone
+    wrong = shiftkit(two, "renumber-decisions", "--against", "origin/no-such-branch")
+    assert wrong.returncode == 2 and "not a branch or commit" in wrong.stderr, wrong.output
     renamed = ok(two, "renumber-decisions")
     assert f"renamed {clash} ->" in renamed
     git_ok(two, "add", "-A")

@@ -57,6 +57,9 @@ def numbers_at(root: Path, ref: str | None, folder: str) -> list[int]:
 def renumber(root: Path, folder: Path, ref: str) -> list[tuple[str, str]]:
     """Give this branch's records whose numbers ``ref`` uses for other records the next
     free numbers (on both), fixing their headings and index lines. Returns (old, new)."""
+    verified = gitio.run(["rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], root, check=False)
+    if verified.returncode != 0:
+        raise BadInput(f"--against {ref!r}: not a branch or commit in this repository")
     relative = folder.relative_to(root).as_posix()
     theirs = rules.decision_numbers(names_at(root, ref, relative))
     ours = sorted(p.name for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md"))
