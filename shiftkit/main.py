@@ -10,6 +10,10 @@ from shiftkit.core.errors import INTERNAL, BadInput, ShiftkitError, one_line, re
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    # The judges read the history as it was committed: `git replace` could otherwise show
+    # them a harmless commit in place of the one a branch points to (every git shiftkit
+    # runs inherits this).
+    os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
     try:
         _require_utf8(args)
         if args[:1] == ["hook"]:

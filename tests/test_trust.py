@@ -744,6 +744,44 @@ def test_commit_tree_and_update_ref_are_refused(one_project: Path) -> None:
     assert head(one_project) == before
 
 
+def test_git_replace_cannot_show_the_judges_another_commit(one_project: Path) -> None:
+    """`git replace X Y` makes git show Y wherever X is named: the judges ignore replacements."""
+    p = one_project
+    message = unverified_flip(p)
+    flip_tree = git_ok(p, "write-tree").strip()
+    made = git_ok(p, "commit-tree", flip_tree, "-p", "HEAD", "-m", message).strip()
+    harmless = git_ok(p, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "Tidy up").strip()
+    git_ok(p, "replace", made, harmless)
+    before = head(p)
+    result = git(p, "update-ref", "refs/heads/main", made)
+    assert result.returncode != 0 and "rule 4 [F002]" in result.output, result.output
+    assert git_ok(p, "rev-parse", "refs/heads/main").strip() == before
+    git_ok(p, "-c", f"core.hooksPath={p / 'no-hooks'}", "update-ref", "refs/heads/main", made)
+    audit_flags(p, made, 4)
+
+
+def test_a_shallow_history_is_not_audited_as_if_it_began_at_its_edge(
+    one_project: Path, tmp_path: Path
+) -> None:
+    shallow = tmp_path / "shallow"
+    git_ok(tmp_path, "clone", "-q", "--depth", "1", f"file://{one_project}", str(shallow))
+    result = shiftkit(shallow, "audit")
+    assert result.returncode == 2 and "the history is shallow" in result.stderr, result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_folder_where_the_log_or_ledger_belongs_is_a_clear_error(one_project: Path) -> None:
+    for name, command in (("claude-progress.txt", "start"), (LEDGER, "cost")):
+        target = one_project / name
+        target.unlink(missing_ok=True)
+        target.mkdir()
+        result = shiftkit(one_project, command, *(["--brief", "--no-check"] * (command == "start")))
+        assert result.returncode == 2, result.output
+        assert "a folder where a file belongs" in result.stderr, result.output
+        target.rmdir()
+        git_ok(one_project, "checkout", "--", name)
+
+
 def test_cherry_pick_of_a_flip_onto_another_tree_is_refused(one_project: Path) -> None:
     git_ok(one_project, "checkout", "-q", "-b", "side")
     finished_sub(one_project)

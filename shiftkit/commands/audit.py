@@ -40,7 +40,26 @@ def commits_in(
         raise BadInput(f"--since {since!r}: not a commit in this repository")
     if gitio.head_oid(root) is None:
         return []
-    return protocol_commits(root, [f"{since}..HEAD" if since else "HEAD"], features_file)
+    selected = protocol_commits(root, [f"{since}..HEAD" if since else "HEAD"], features_file)
+    cut = shallow_edge(root) & {c.oid for c in selected}
+    if cut:
+        # A commit at a shallow clone's edge shows no parents: judged as a root, its flips
+        # would count for nothing.
+        raise BadInput(
+            f"the history is shallow: {sorted(cut)[0][:7]} is judged without its parents; "
+            f"fetch the whole history (`git fetch --unshallow`; in CI, fetch-depth: 0) or "
+            f"audit a range after it with --since"
+        )
+    return selected
+
+
+def shallow_edge(root: Path) -> set[str]:
+    """The commits whose parents a shallow clone left out (none in a full clone)."""
+    path = gitio.common_dir(root) / "shallow"
+    try:
+        return set(path.read_text(encoding="ascii").split())
+    except FileNotFoundError:
+        return set()
 
 
 def protocol_commits(

@@ -53,6 +53,10 @@ def read_optional(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
+    except IsADirectoryError:
+        from shiftkit.core.errors import BadInput
+
+        raise BadInput(f"{path.name}: a folder where a file belongs; move it away") from None
     except UnicodeDecodeError as exc:
         from shiftkit.core.errors import BadInput
 

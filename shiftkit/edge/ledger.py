@@ -47,10 +47,9 @@ def pending_path(ctx: Context) -> Path:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
+    from shiftkit.edge.context import read_optional  # (a clear line for a folder or bad bytes)
+
+    return read_optional(path)
 
 
 def pending(ctx: Context) -> list[Entry]:
