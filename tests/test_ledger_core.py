@@ -185,7 +185,7 @@ def entries(draw: st.DrawFn) -> Entry:
 
 
 @settings(max_examples=200, deadline=None, database=None)
-@given(st.lists(entries(), max_size=5))
+@given(st.lists(entries(), max_size=5, unique_by=lambda entry: entry.id))
 def test_written_entries_read_back_as_they_were(written: list[Entry]) -> None:
     """What shiftkit writes is read back whole, whatever text the fields hold: one entry is
     one line, for `parse` and rule 12 alike (both split lines the way str.splitlines does)."""
@@ -233,6 +233,23 @@ def test_append_problems_refuses_a_removed_ledger_and_reports_before_reading_new
         "lines written before were changed or removed; the ledger only grows at its end "
         "(shiftkit appends to it at unit boundaries)"
     ]
+
+
+def test_append_problems_refuses_a_new_line_with_a_recorded_id() -> None:
+    """Read by id the first line wins: a zeroed copy of a recorded entry, appended or put at
+    the top in a merge, would hide it."""
+    real = line(kind="usage", id="u1", input=900, usd=40)
+    forged = line(kind="usage", id="u1", input=0, usd=0)
+    other = line(kind="usage", id="u2", input=5)
+    recorded = real + "\n"
+    assert ledger.append_problems([recorded], recorded + forged + "\n") == [
+        "line 2: the id 'u1' is recorded already; ids are unique"
+    ]
+    merged = forged + "\n" + real + "\n" + other + "\n"
+    assert ledger.append_problems([recorded, other + "\n"], merged)[0].startswith("line 1:")
+    twice = recorded + other + "\n" + other.replace("5", "6") + "\n"
+    assert ledger.append_problems([recorded], twice)[0].startswith("line 3:")
+    assert ledger.append_problems([recorded], recorded + other + "\n") == []
 
 
 def test_append_problems_of_a_merge_names_each_parent_that_lost_lines() -> None:

@@ -179,14 +179,36 @@ def append_problems(parent_texts: Sequence[str | None], staged: str | None) -> l
     if problems:
         return problems
     known = {line for parent in parent_texts for line in (parent or "").splitlines()}
+    seen: set[str] = set()
     for number, line in enumerate(staged_lines, 1):
         if line in known or not line.strip():
             continue
         try:
-            parse_entry(line, f"line {number}")
+            entry = parse_entry(line, f"line {number}")
         except BadInput as exc:
             return [f"{exc.message}: every line is an entry shiftkit wrote"]
+        # Read by id, the first line wins: a second line with a recorded id (a zeroed copy)
+        # would hide the first from `shiftkit cost`, or be hidden by it.
+        if entry.id in seen or _recorded(entry.id, parent_texts):
+            return [f"line {number}: the id {entry.id!r} is recorded already; ids are unique"]
+        seen.add(entry.id)
     return problems
+
+
+def _recorded(entry_id: str, texts: Sequence[str | None]) -> bool:
+    """Whether an entry of ``texts`` has this id: only lines holding it are parsed."""
+    needle = json.dumps(entry_id, ensure_ascii=False)
+    for text in texts:
+        if text is None or needle not in text:
+            continue
+        for line in text.splitlines():
+            if needle in line:
+                try:
+                    if parse_entry(line, "").id == entry_id:
+                        return True
+                except BadInput:
+                    continue
+    return False
 
 
 # -- usage from Claude Code transcripts ---------------------------------------------------------
