@@ -300,9 +300,9 @@ def _merge(
         message="Merge branch 'side'",
         claimed=None,
         claims_enabled=False,
-        merge_base=None
+        merge_base=rules.MergeBase(((),))
         if base is None
-        else rules.MergeBase(ours if isinstance(base, str) else base),
+        else rules.MergeBase(((ours if isinstance(base, str) else base,),)),
     )
 
 
@@ -337,6 +337,33 @@ def test_demotions_win_in_a_merge() -> None:
     assert _merge(demoted, passing, demoted, base=passing).flips == []
     # Passing on both sides since the fork: no flip.
     assert _merge(passing, passing, passing, base=passing).flips == []
+
+
+def test_demotions_win_across_every_common_ancestor_and_every_parent() -> None:
+    """A criss-cross merge has several common ancestors and an octopus merge several other
+    parents: a pass at any ancestor of the first parent with a side, demoted since on either,
+    stays demoted."""
+    old = _three()
+    passing = old.replace_feature(old.by_id["F002"]._replace(passes=True))
+    demoted = passing.replace_feature(passing.by_id["F002"]._replace(passes=False))
+
+    def merge(parents: list[features.FeatureList], bases: list[list[features.FeatureList]]):
+        return rules.evaluate(
+            [rules.Side(lst, "", None) for lst in parents],
+            rules.Proposed(features.dumps(passing), "", None),
+            rules_to_check=rules.ALL,
+            names=("features.json", "log", "archive"),
+            message="Merge",
+            claims_enabled=False,
+            merge_base=rules.MergeBase(tuple(tuple(b) for b in bases)),
+        )
+
+    # criss-cross: one ancestor before the flip, one after it
+    assert merge([demoted, passing], [[old, passing]]).flips == ["F002"]
+    # octopus: the side forked after the flip shows the demotion; the older one does not
+    assert merge([demoted, passing, old], [[passing], [old]]).flips == ["F002"]
+    # honest: the flip made on the side since every ancestor
+    assert merge([old, passing], [[old, old]]).flips == []
 
 
 def test_a_merge_that_flips_in_neither_parent_is_a_flip_and_must_be_logged() -> None:

@@ -90,11 +90,12 @@ class Side(NamedTuple):
 
 
 class MergeBase(NamedTuple):
-    """A merge's common ancestor's feature list (None: the ancestor has no valid list). A
-    merge judged without one — parents with no common ancestor, or none given — gets no
-    pass from any parent but the first."""
+    """For each parent of a merge after the first, the feature lists at its common ancestors
+    with the first parent (`git merge-base --all`: a criss-cross merge has several; None: an
+    ancestor without a valid list). No ancestor — an unrelated history — or no `MergeBase`
+    given: that parent brings no pass."""
 
-    features: features.FeatureList | None
+    bases: tuple[tuple[features.FeatureList | None, ...], ...]
 
 
 class Proposed(NamedTuple):
@@ -160,16 +161,16 @@ def merge_flips(
     parents: Sequence[Side], staged: features.FeatureList, base: MergeBase | None
 ) -> list[str]:
     """A merge's flips: the features that pass in the result but would not by the merge
-    driver's rule, so the merge itself must earn them as a flip (rules 3 to 6). Demotions win:
-    a feature that passed at the common ancestor and that some parent demoted since stays
-    demoted. A pass comes from the first parent, or from another parent's own flip since the
-    common ancestor — which was judged when it was committed. A parent with no common
-    ancestor (an unrelated history, never judged) brings no pass. A feature no parent has is
+    driver's rule, so the merge itself must earn them as a flip (rules 3 to 6). Each parent
+    after the first is taken with its common ancestors with the first parent. Demotions win:
+    a feature that passed at a common ancestor, and that either side has demoted since, stays
+    demoted. A pass comes from the first parent, or from another parent's own flip since
+    their common ancestors — judged when it was committed. A parent with no common ancestor
+    (an unrelated history, never judged) brings no pass. A feature no parent has is
     rule 2's."""
     from shiftkit.core import features
 
     lists = [p.features for p in parents]
-    at_base = base.features if base is not None else None
     result = []
     for item in staged.items:
         feature_id = item["id"]
@@ -183,11 +184,16 @@ def merge_flips(
         ]
         if all(s is None for s in status):
             continue
-        passed_at_base = at_base is not None and features.passes(at_base, feature_id)
-        demoted = passed_at_base and any(s is False for s in status)
-        earned = status[0] is True or (
-            base is not None and not passed_at_base and any(s is True for s in status[1:])
-        )
+        demoted, earned = False, status[0] is True
+        for index in range(1, len(parents)):
+            ancestors = base.bases[index - 1] if base and index - 1 < len(base.bases) else ()
+            passed_before = any(
+                lst is not None and features.passes(lst, feature_id) for lst in ancestors
+            )
+            if ancestors and passed_before and (status[0] is False or status[index] is False):
+                demoted = True
+            if ancestors and not passed_before and status[index] is True:
+                earned = True
         if demoted or not earned:
             result.append(feature_id)
     return result

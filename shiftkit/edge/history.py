@@ -339,15 +339,18 @@ class History:
                 return []
         return decision_numbers(self.root, commit, folder)
 
-    def merge_base(self, commit: Commit, source: str) -> rules.MergeBase | None:
-        """`snapshot.merge_base` of a merge, its list read through this reader's caches."""
-        code, out, _ = gitio.plumb(["merge-base", "--octopus", *commit.parents], self.root)
-        base = out.decode().strip()
-        if code != 0 or not base:
-            return None
-        [oid] = self.ids(base, [source])
-        self.fetch([oid])
-        return rules.MergeBase(self._list(self.blob(oid), source))
+    def merge_base(self, commit: Commit, source: str) -> rules.MergeBase:
+        """`snapshot.merge_base` of a merge, the lists read through this reader's caches."""
+        first, *others = commit.parents
+        bases = []
+        for other in others:
+            code, out, _ = gitio.plumb(["merge-base", "--all", first, other], self.root)
+            oids = [
+                self.ids(oid, [source])[0] for oid in (out.decode().split() if code == 0 else [])
+            ]
+            self.fetch(oids)
+            bases.append(tuple(self._list(self.blob(oid), source) for oid in oids))
+        return rules.MergeBase(tuple(bases))
 
     def ledger_problems(self, commit: Commit) -> list[rules.Violation]:
         """Rule 12 (`commits.ledger_problems`), the ledger's blob ids from the diffs and its

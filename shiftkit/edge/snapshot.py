@@ -114,17 +114,16 @@ def read_sides(
     return sides, feature_blobs
 
 
-def merge_base(
-    root: Path, revs: Sequence[str], source: str, common_dir: Path
-) -> rules.MergeBase | None:
-    """The list at the common ancestor of a merge's parents (``revs``); None when they have
-    none (unrelated histories)."""
-    code, out, _ = gitio.plumb(["merge-base", "--octopus", *revs], root)
-    base = out.decode().strip()
-    if code != 0 or not base:
-        return None
-    blob = gitio.read_blobs_with_ids(root, [f"{base}:{source}"])[0]
-    return rules.MergeBase(parse_list(blob, source, common_dir))
+def merge_base(root: Path, revs: Sequence[str], source: str, common_dir: Path) -> rules.MergeBase:
+    """The lists at the common ancestors of a merge's first parent with each other one
+    (``revs``: the parents)."""
+    bases = []
+    for other in revs[1:]:
+        code, out, _ = gitio.plumb(["merge-base", "--all", revs[0], other], root)
+        oids = out.decode().split() if code == 0 else []
+        blobs = gitio.read_blobs_with_ids(root, [f"{oid}:{source}" for oid in oids])
+        bases.append(tuple(parse_list(blob, source, common_dir) for blob in blobs))
+    return rules.MergeBase(tuple(bases))
 
 
 def read_proposed(
