@@ -173,7 +173,8 @@ def own_git_dir(root: str) -> str | None:
 def maybe_decision(config_text: str | None, staged: Sequence[str]) -> bool:
     """False when no path of ``staged`` can lie in the decision records' folder, decided
     without parsing TOML: a configured folder must appear literally in the config."""
-    folders = {name.rpartition("/")[0] for name in staged}
+    # (a staged path's folder, or the path itself: the folder replaced by a symlink)
+    folders = {name.rpartition("/")[0] for name in staged} | set(staged)
     if DEFAULT_DECISIONS in folders:
         return True
     if config_text is None:
@@ -193,7 +194,7 @@ def decision_violations(
 
     head = gitio.head_oid(root)
     folder = posixpath.normpath(judge.at_revisions(root, head, ":").parent.decisions)
-    if not merging and not any(name.rpartition("/")[0] == folder for name in staged):
+    if not merging and not any(folder in (name, name.rpartition("/")[0]) for name in staged):
         return []
     git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
@@ -204,6 +205,9 @@ def decision_violations(
 
     # The tree the commit will have (`git ls-files` would also list intent-to-add files).
     staged_tree = gitio.write_tree(root)  # type: ignore[arg-type]
+    kind = gitio.object_type(root, f"{staged_tree}:{folder}")
+    if kind is not None and kind != "tree":
+        return rules.rule13_not_a_folder(folder, kind)
     return rules.rule13_decisions(
         [listing(["ls-tree", "-z", "--name-only", f"{p}:{folder}"]) for p in parents],
         listing(["ls-tree", "-z", "--name-only", f"{staged_tree}:{folder}"]),

@@ -191,6 +191,17 @@ def leak_decision_number_taken(p: Path) -> str:
     return "Record why state is kept in files"
 
 
+def leak_decisions_symlinked(p: Path) -> str:
+    """The folder moved and a symlink left in its place: git stores the symlink as a file,
+    so the folder rule 13 reads would be empty."""
+    git_ok(p, "mv", "docs/decisions", "docs/adr")
+    (p / "docs" / "decisions").symlink_to("adr")
+    [first] = sorted((p / "docs" / "adr").glob("0001-*.md"))
+    write(p / "docs" / "adr" / "0001-another.md", "# 1. Another\n")
+    assert first.exists()
+    return "Keep the decision records in docs/adr"
+
+
 # -- leak 6: a log no command can read ------------------------------------------------------
 
 
@@ -336,6 +347,7 @@ LEAKS: list[tuple[Callable[[Path], str], int]] = [
     (leak_ledger_line_rewritten, 12),
     (leak_decision_number_taken, 13),
     (leak_log_not_utf8, 8),
+    (leak_decisions_symlinked, 13),
 ]
 
 

@@ -864,6 +864,20 @@ def rule12_ledger(parent_texts: Sequence[str | None], text: str | None) -> list[
     ]
 
 
+def rule13_not_a_folder(folder: str, kind: str | None) -> list[Violation]:
+    """The decision folder must be a folder: a symlink to another one (git stores it as a
+    file) would leave rule 13 nothing to read."""
+    if kind is None or kind == "tree":
+        return []
+    return [
+        Violation(
+            Rule.DECISIONS,
+            f"{folder} is not a folder in this commit (a symlink?); keep the decision records "
+            f"in the folder itself",
+        )
+    ]
+
+
 def decision_numbers(names: Sequence[str]) -> dict[str, list[str]]:
     """Decision record file names (``NNNN-slug.md``) by number."""
     found: dict[str, list[str]] = {}

@@ -167,6 +167,9 @@ def decision_numbers(
         ids = gitio.object_ids(root, [f"{rev}:{folder}" for rev in revs])
     if (len(set(ids)) == 1 and commit.parents) or ids[0] is None:
         return []  # the folder is the same in the commit and every parent, or it has none
+    kind = gitio.object_type(root, f"{commit.oid}:{folder}")
+    if kind != "tree":
+        return rules.rule13_not_a_folder(folder, kind)
 
     def listing(rev: str) -> list[str]:
         code, out, _ = gitio.plumb(["ls-tree", "--name-only", f"{rev}:{folder}"], root)

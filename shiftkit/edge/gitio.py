@@ -181,6 +181,12 @@ def object_ids(cwd: Path | str, specs: Sequence[str]) -> list[str | None]:
     ]
 
 
+def object_type(cwd: Path | str, spec: str) -> str | None:
+    """The type of an object (``REV:path``): blob, tree, commit; None where there is none."""
+    code, out, _ = plumb(["cat-file", "-t", spec], cwd)
+    return out.decode().strip() if code == 0 else None
+
+
 def merge_parents(git_dir: Path) -> list[str]:
     """The other parents of a merge being committed (empty for an ordinary commit)."""
     try:
