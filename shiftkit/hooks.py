@@ -97,13 +97,20 @@ def maybe_relevant(config_text: str | None, staged: Sequence[str]) -> bool:
     return "\\" in config_text or any(name in config_text for name in staged)
 
 
+_PROTOCOL_FILES = frozenset((*DEFAULT_NAMES, *SETTINGS_FILES, LEDGER_FILE))
+
+
 def config_needed(staged: Sequence[str]) -> bool:
     """Whether `maybe_relevant` or `maybe_decision` would read HEAD's config for ``staged``:
     not when a protocol file is staged (relevant whatever the config says) and every staged
     path lies at the top or in the default decision folder."""
     if not any(n in staged for n in (*SETTINGS_FILES, *DEFAULT_NAMES)):
         return True
-    return any(name.rpartition("/")[0] not in ("", DEFAULT_DECISIONS) for name in staged)
+    return any(
+        name.rpartition("/")[0] not in ("", DEFAULT_DECISIONS)
+        for name in staged
+        if name not in _PROTOCOL_FILES
+    )
 
 
 def settings_if_watched(root: str, staged: Sequence[str], head: str | None) -> Judging | None:
@@ -173,8 +180,10 @@ def own_git_dir(root: str) -> str | None:
 def maybe_decision(config_text: str | None, staged: Sequence[str]) -> bool:
     """False when no path of ``staged`` can lie in the decision records' folder, decided
     without parsing TOML: a configured folder must appear literally in the config."""
-    # (a staged path's folder, or the path itself: the folder replaced by a symlink)
-    folders = {name.rpartition("/")[0] for name in staged} | set(staged)
+    # (a staged path's folder, or the path itself: the folder replaced by a symlink; not the
+    # protocol's own files, whose folders no config names for records)
+    others = [name for name in staged if name not in _PROTOCOL_FILES]
+    folders = {name.rpartition("/")[0] for name in others} | set(others)
     if DEFAULT_DECISIONS in folders:
         return True
     if config_text is None:

@@ -68,3 +68,19 @@ def test_hook_run_by_hand_from_a_subdirectory(scaffold: Path) -> None:
     git_ok(scaffold, "add", "features.json")
     result = shiftkit(scaffold / "docs", "hook", "pre-commit")
     assert result.returncode == 1 and "rule 1" in result.stderr
+
+
+def test_a_finish_commit_reads_no_config_and_no_decision_folder() -> None:
+    """`finish` stages the list, the log and the ledger: the hooks decide that rules 13 and the
+    list's rules apply, or not, without HEAD's config — whatever its comments mention."""
+    from shiftkit import hooks
+
+    config = 'policy = "trailer"  # "trailer" or "signed" (.shiftkit/allowed_signers)\n'
+    finish = ["features.json", "claude-progress.txt", ".shiftkit/ledger.jsonl"]
+    assert not hooks.config_needed(finish)
+    assert not hooks.maybe_decision(config, finish) and hooks.maybe_relevant(None, finish)
+    # a record, or the folder itself replaced by a symlink, is a candidate
+    assert hooks.maybe_decision(None, ["docs/decisions/0002-x.md"])
+    assert hooks.maybe_decision(None, ["docs/decisions"])
+    assert hooks.maybe_decision('decisions = "adr"\n', ["adr/0002-x.md"])
+    assert hooks.config_needed(["features.json", "adr/0002-x.md"])
