@@ -198,8 +198,7 @@ def decision_violations(
     HEAD's (and a merge's other parents')."""
     import posixpath
 
-    from shiftkit.core import rules
-    from shiftkit.edge import gitio, judge
+    from shiftkit.edge import commits, gitio, judge
 
     head = gitio.head_oid(root)
     folder = posixpath.normpath(judge.at_revisions(root, head, ":").parent.decisions)
@@ -207,21 +206,9 @@ def decision_violations(
         return []
     git_dir, _ = gitio.git_dirs(root)  # type: ignore[arg-type]
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
-
-    def listing(args: list[str]) -> list[str]:
-        code, out, _ = gitio.plumb(args, root)
-        return out.decode("utf-8", "surrogateescape").split("\0") if code == 0 else []
-
     # The tree the commit will have (`git ls-files` would also list intent-to-add files).
     staged_tree = gitio.write_tree(root)  # type: ignore[arg-type]
-    kind = gitio.object_type(root, f"{staged_tree}:{folder}")
-    if kind is not None and kind != "tree":
-        return rules.rule13_not_a_folder(folder, kind)
-    return rules.rule13_decisions(
-        [listing(["ls-tree", "-z", "--name-only", f"{p}:{folder}"]) for p in parents],
-        listing(["ls-tree", "-z", "--name-only", f"{staged_tree}:{folder}"]),
-        folder,
-    )
+    return commits.decision_numbers(root, staged_tree, parents, folder)
 
 
 def ledger_violations(root: str) -> list[messages.Violation]:

@@ -132,11 +132,10 @@ def judge_commit(
     )
     if history is None:
         report.violations.extend(decisions_and_ledger(root, commit, cfg.decisions))
-    else:
+        snapshot.record(common_dir, features_blob, report)
+    else:  # (`audit` keeps what it checked in memory: see `edge.history`)
         report.violations.extend(history.decision_numbers(commit, cfg.decisions))
         report.violations.extend(history.ledger_problems(commit))
-    if history is None:  # (`audit` keeps what it checked in memory: see `edge.history`)
-        snapshot.record(common_dir, features_blob, report)
     return report
 
 
@@ -146,37 +145,47 @@ LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (core.ledger.LEDGER_FILE: not imported
 def decisions_and_ledger(root: Path, commit: Commit, folder: str) -> list[rules.Violation]:
     """Rules 13 and 12, each read only where the commit's decision folder or ledger differs
     from a parent's: the ids of both, at the commit and its parents, in one `git cat-file`."""
+    import posixpath
+
     revs = [commit.oid, *commit.parents]
-    name = folder.rstrip("/")
+    name = posixpath.normpath(folder)
     ids = gitio.object_ids(root, [f"{rev}:{path}" for path in (name, LEDGER_FILE) for rev in revs])
-    return decision_numbers(root, commit, folder, ids[: len(revs)]) + ledger_problems(
-        root, commit, ids[len(revs) :]
-    )
+    numbers = decision_numbers(root, commit.oid, commit.parents, name, ids[: len(revs)])
+    return numbers + ledger_problems(root, commit, ids[len(revs) :])
 
 
 def decision_numbers(
-    root: Path, commit: Commit, folder: str, ids: Sequence[str | None] | None = None
+    root: Path | str,
+    proposed: str,
+    parents: Sequence[str],
+    folder: str,
+    ids: Sequence[str | None] | None = None,
 ) -> list[rules.Violation]:
-    """Rule 13, read only when the commit's decision folder differs from a parent's
-    (``ids``: the folder's tree at the commit and at each parent, when known)."""
+    """Rule 13 at ``proposed`` (a commit, or the tree a commit will have) against its
+    ``parents``, read only when the decision folder differs from a parent's (``ids``: the
+    folder's object at ``proposed`` and at each parent, when known). The hooks, `audit` and
+    the reference-transaction hook all read it here."""
+    import posixpath
+
     from shiftkit.core import rules
 
-    folder = folder.rstrip("/")
-    revs = [commit.oid, *commit.parents]
+    folder = posixpath.normpath(folder)
+    revs = [proposed, *parents]
     if ids is None:
         ids = gitio.object_ids(root, [f"{rev}:{folder}" for rev in revs])
-    if (len(set(ids)) == 1 and commit.parents) or ids[0] is None:
-        return []  # the folder is the same in the commit and every parent, or it has none
-    kind = gitio.object_type(root, f"{commit.oid}:{folder}")
+    if (len(set(ids)) == 1 and parents) or ids[0] is None:
+        return []  # the folder is the same as in every parent, or there is none
+    kind = gitio.object_type(root, f"{proposed}:{folder}")
     if kind != "tree":
         return rules.rule13_not_a_folder(folder, kind)
 
     def listing(rev: str) -> list[str]:
-        code, out, _ = gitio.plumb(["ls-tree", "--name-only", f"{rev}:{folder}"], root)
-        return out.decode("utf-8", "surrogateescape").splitlines() if code == 0 else []
+        # (-z: names as they are, not quoted as ls-tree quotes names it would escape)
+        code, out, _ = gitio.plumb(["ls-tree", "-z", "--name-only", f"{rev}:{folder}"], root)
+        return out.decode("utf-8", "surrogateescape").split("\0") if code == 0 else []
 
     return rules.rule13_decisions(
-        [listing(parent) for parent in commit.parents], listing(commit.oid), folder
+        [listing(parent) for parent in parents], listing(proposed), folder
     )
 
 

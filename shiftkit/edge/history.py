@@ -337,17 +337,15 @@ class History:
             inside = name + "/"
             if not any(path == name or path.startswith(inside) for path in changes):
                 return []
-        return decision_numbers(self.root, commit, folder)
+        return decision_numbers(self.root, commit.oid, commit.parents, folder)
 
     def merge_base(self, commit: Commit, source: str) -> rules.MergeBase:
         """`snapshot.merge_base` of a merge, the lists read through this reader's caches."""
         first, *others = commit.parents
         bases = []
         for other in others:
-            code, out, _ = gitio.plumb(["merge-base", "--all", first, other], self.root)
-            oids = [
-                self.ids(oid, [source])[0] for oid in (out.decode().split() if code == 0 else [])
-            ]
+            bases_of = gitio.merge_bases(self.root, first, other)
+            oids = [self.ids(base, [source])[0] for base in bases_of]
             self.fetch(oids)
             bases.append(tuple(self._list(self.blob(oid), source) for oid in oids))
         return rules.MergeBase(tuple(bases))
