@@ -187,6 +187,13 @@ def object_type(cwd: Path | str, spec: str) -> str | None:
     return out.decode().strip() if code == 0 else None
 
 
+def merge_bases(cwd: Path | str, first: str, other: str) -> list[str]:
+    """Every best common ancestor of two commits (`merge-base --all`: a criss-cross merge has
+    several); none for unrelated histories."""
+    code, out, _ = plumb(["merge-base", "--all", first, other], cwd)
+    return out.decode().split() if code == 0 else []
+
+
 def merge_parents(git_dir: Path) -> list[str]:
     """The other parents of a merge being committed (empty for an ordinary commit)."""
     try:

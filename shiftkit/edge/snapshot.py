@@ -119,8 +119,7 @@ def merge_base(root: Path, revs: Sequence[str], source: str, common_dir: Path) -
     (``revs``: the parents)."""
     bases = []
     for other in revs[1:]:
-        code, out, _ = gitio.plumb(["merge-base", "--all", revs[0], other], root)
-        oids = out.decode().split() if code == 0 else []
+        oids = gitio.merge_bases(root, revs[0], other)
         blobs = gitio.read_blobs_with_ids(root, [f"{oid}:{source}" for oid in oids])
         bases.append(tuple(parse_list(blob, source, common_dir) for blob in blobs))
     return rules.MergeBase(tuple(bases))
