@@ -164,16 +164,7 @@ def read_lists(project: Path, since: str, env: dict[str, str]) -> int:
 
 
 def run_audit(project: Path, since: str, env: dict[str, str]) -> str:
-    proc = subprocess.run(
-        ["shiftkit", "audit", "--since", since],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"audit of {project.name} failed:\n{proc.stdout[-3000:]}{proc.stderr}")
-    return proc.stdout
+    return sh(["shiftkit", "audit", "--since", since], project, env)
 
 
 # -- the history --------------------------------------------------------------------------

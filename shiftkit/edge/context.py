@@ -11,7 +11,7 @@ from pathlib import Path
 
 from shiftkit.core import features
 from shiftkit.core.config import Config
-from shiftkit.core.errors import HookRefused, Refused
+from shiftkit.core.errors import BadInput, HookRefused, Refused
 from shiftkit.edge import gitio, project, state
 from shiftkit.edge.atomic import atomic_write
 
@@ -54,12 +54,8 @@ def read_optional(path: Path) -> str:
     except FileNotFoundError:
         return ""
     except IsADirectoryError:
-        from shiftkit.core.errors import BadInput
-
         raise BadInput(f"{path.name}: a folder where a file belongs; move it away") from None
     except UnicodeDecodeError as exc:
-        from shiftkit.core.errors import BadInput
-
         raise BadInput(
             f"{path.name}: not UTF-8 text (byte {exc.start}); shiftkit reads and writes it as "
             f"UTF-8: fix or remove that byte"
