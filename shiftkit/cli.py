@@ -177,13 +177,15 @@ def validate(path: Path | None) -> int:
 @cli.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> int:
-    """Counts, a progress bar, and the blocked and claimed features."""
-    proj = project.find()
-    feature_list = project.read_features(proj)
-    data = views.status_data(feature_list, _claims(proj), _repair_first(proj))
+    """Counts, a progress bar, and the blocked and claimed features (of the list committed
+    at HEAD: the one the rules stand on)."""
     from shiftkit.commands import cost as cost_mod
+    from shiftkit.edge import regression
 
-    line = cost_mod.status_line(_context())
+    ctx = _context()
+    listing = regression.committed_listing(ctx)
+    data = views.status_data(listing, _claims(ctx.project), _repair_first(ctx.project))
+    line = cost_mod.status_line(ctx)
     if as_json:
         _emit_json({**data, "cost": line})
     else:
@@ -196,31 +198,39 @@ def status(as_json: bool) -> int:
 @cli.command("next")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def next_(as_json: bool) -> int:
-    """The feature the protocol picks now."""
-    proj = project.find()
-    feature_list = project.read_features(proj)
-    claimed = _claims(proj)
-    options = features.candidates(feature_list, claimed, _repair_first(proj), limit=1)
+    """The feature the protocol picks now (from the list committed at HEAD)."""
+    from shiftkit.edge import regression
+
+    ctx = _context()
+    listing = regression.committed_listing(ctx)
+    feature_list = listing.features
+    claimed = _claims(ctx.project)
+    options = features.candidates(feature_list, claimed, _repair_first(ctx.project), limit=1)
     chosen = options[0] if options else None
-    all_pass = features.all_pass(feature_list)
+    marked = features.all_pass(feature_list)
     if as_json:
         _emit_json(
             {
                 "next": features.feature_to_dict(chosen) if chosen else None,
-                "all_pass": all_pass,
+                "all_pass": marked and listing.checked,
+                "all_marked_passing": marked,
+                "uncommitted_edit": listing.edited is not None,
             }
         )
-    elif chosen is not None:
-        click.echo(views.feature_text(chosen, proj.config.verify))
-    elif all_pass:
-        click.echo(features.all_pass_message(feature_list))
+        return OK if chosen is not None or marked else REFUSED
+    if listing.edited:
+        click.echo(listing.edited)
+    if chosen is not None:
+        click.echo(views.feature_text(chosen, ctx.config.verify))
+    elif marked:
+        click.echo(features.all_pass_message(feature_list, listing.checked))
     else:
         c = features.counts(feature_list, claimed)
         click.echo(
             f"no feature can be picked: {c.open} open ({c.claimed} claimed, the rest waiting "
             f"on dependencies), {c.blocked} blocked — a person must unblock or finish them"
         )
-    if chosen is None and not all_pass:
+    if chosen is None and not marked:
         return REFUSED
     return OK
 
@@ -408,6 +418,33 @@ def verify(feature_id: str | None) -> int:
     from shiftkit.commands import shift
 
     return shift.verify_cmd(_context(), feature_id, _say)
+
+
+@cli.command()
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Verifiers run at once, each in its own temporary checkout (default: the CPU count).",
+)
+@click.option(
+    "--no-demote",
+    is_flag=True,
+    help="Only report failures (for CI and a detached HEAD): commit no demotion.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def check(jobs: int | None, no_demote: bool, as_json: bool) -> int:
+    """Verify every passing feature at HEAD's committed tree; demote what fails.
+
+    Each verifier runs (after init) in a temporary checkout of exactly HEAD's tree; a pass
+    recorded at that tree before is not run again. Exit 0 when all pass, 1 when any fails
+    (demoted in one commit of the list and the log: repair first).
+    """
+    from shiftkit.commands import check as checking
+
+    live = sys.stdout.isatty() and not as_json
+    return checking.check(_context(), jobs, not no_demote, as_json, live, _say)
 
 
 @cli.command()
@@ -685,12 +722,13 @@ def run_cmd(
     session_timeout: float | None,
     prompt_stdin: bool,
 ) -> int:
-    """The outer loop: agent sessions one after another, until every feature passes (in
-    verified commits), all that remain are blocked, a budget is spent, K sessions make no
-    progress, the same failure ends two sessions, or --max-sessions.
+    """The outer loop: agent sessions one after another, until every feature passes (checked
+    at HEAD by `shiftkit check`), all that remain are blocked, a budget is spent, K sessions
+    make no progress, the same failure ends two sessions, or --max-sessions.
 
-    Exit codes: 0 all pass; 10 all remaining blocked; 11 budget; 12 no progress;
-    13 the same failure twice in a row; 14 max sessions; 130 interrupted (Ctrl-C).
+    Exit codes: 0 all pass at HEAD; 10 all remaining blocked; 11 budget; 12 no progress;
+    13 the same failure twice in a row; 14 max sessions; 15 all marked passing but some
+    cannot be checked (no verify command); 130 interrupted (Ctrl-C).
     """
     from shiftkit.commands import run as run_mod
     from shiftkit.core import loop

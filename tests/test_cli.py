@@ -28,6 +28,11 @@ def add_features(project: Path, n: int) -> None:
 
 def test_status_next_show_on_a_fresh_scaffold(scaffold: Path) -> None:
     add_features(scaffold, 3)
+    # `status` and `next` read the list committed at HEAD, and mark the work tree's edit.
+    status = shiftkit(scaffold, "status")
+    assert status.stdout.splitlines()[0] == "0/1 passing (uncommitted edit of features.json)"
+    assert "(uncommitted edit of features.json)" in shiftkit(scaffold, "next").stdout
+    git_ok(scaffold, "commit", "-q", "-am", "Add three features")
     status = shiftkit(scaffold, "status")
     assert status.returncode == 0
     assert status.stdout.splitlines()[0] == "0/4 passing"  # plain when piped
@@ -41,14 +46,16 @@ def test_status_next_show_on_a_fresh_scaffold(scaffold: Path) -> None:
     assert json.loads(shiftkit(scaffold, "show", "F002", "--json").stdout)["id"] == "F002"
 
 
-def test_all_pass_says_nothing_to_do(scaffold: Path) -> None:
+def test_a_hand_edit_of_the_list_is_not_what_status_believes(scaffold: Path) -> None:
     path = scaffold / "features.json"
     path.write_text(path.read_text().replace('"passes": false', '"passes": true'))
     for args in (["next"], ["status"]):
         result = shiftkit(scaffold, *args)
         assert result.returncode == 0
-        assert "all 1 features pass — nothing to do" in result.stdout
-    assert json.loads(shiftkit(scaffold, "status", "--json").stdout)["all_pass"] is True
+        assert "(uncommitted edit of features.json)" in result.stdout
+        assert "all 1" not in result.stdout
+    data = json.loads(shiftkit(scaffold, "status", "--json").stdout)
+    assert (data["passing"], data["all_pass"], data["all_marked_passing"]) == (0, False, False)
 
 
 def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
@@ -58,6 +65,7 @@ def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
     blocked = features.Blocked("verifier times out", "2026-11-29T10:00:00Z", 3)
     listing = listing.replace_feature(listing.features[1]._replace(blocked=blocked, attempts=3))
     path.write_text(features.dumps(listing))
+    git_ok(scaffold, "commit", "-q", "-am", "Block F001 by hand\n\nShiftkit-Override: a test")
     empty_tree = git_ok(scaffold, "hash-object", "-t", "tree", "/dev/null").strip()
     record = json.dumps({"feature": "F002", "session": "s-1", "worktree": "/elsewhere"})
     oid = git_ok(scaffold, "commit-tree", empty_tree, "-m", record).strip()
@@ -99,16 +107,17 @@ def _break_features(project: Path, old: str, new: str) -> None:
 
 BAD_INPUT = [
     # (setup, args, exit code, expected fragment of the one line)
-    ("malformed_json", ["status"], 2, "features.json: invalid JSON at line 3 column"),
+    # (a work-tree edit of the list: `validate` reads it; `status` and `next` read HEAD's)
+    ("malformed_json", ["validate"], 2, "features.json: invalid JSON at line 3 column"),
     (
         "wrong_type",
-        ["next"],
+        ["validate"],
         2,
         "features.json: $.features[0].passes: 'no' is not of type 'boolean'",
     ),
     ("missing_field", ["validate"], 2, "$.features[0]: 'description' is a required property"),
-    ("duplicate_id", ["status"], 2, "duplicate id 'F000'"),
-    ("dangling_features", ["status"], 2, "features.json: file not found"),
+    ("duplicate_id", ["validate"], 2, "duplicate id 'F000'"),
+    ("dangling_features", ["validate"], 2, "features.json: file not found"),
     ("config_is_a_directory", ["status"], 2, ".shiftkit.toml: is a directory"),
     (
         "unknown_config_key",
@@ -123,10 +132,10 @@ BAD_INPUT = [
         ".shiftkit.toml: key 'shiftkit.log.keep' must be an integer",
     ),
     ("malformed_toml", ["next"], 2, ".shiftkit.toml: malformed TOML"),
-    ("missing_features", ["status"], 2, "features.json: file not found"),
+    ("missing_features", ["validate"], 2, "features.json: file not found"),
     (
         "legacy_in_place",
-        ["status"],
+        ["validate"],
         2,
         "legacy bare-array format; convert it with `shiftkit import features.json`",
     ),
@@ -263,6 +272,8 @@ def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
         "blocked": 1,
         "claimed": 0,
         "all_pass": False,
+        "all_pass_message": None,
+        "uncommitted_edit": None,
         "next": "F004",
         "blocked_features": [],
         "claimed_features": [],

@@ -14,9 +14,11 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     # the shifts ran through `shiftkit run`, which stopped on the verified state, and the
     # demo ends with what they cost
     assert "session 3: F002 failed" in result.stdout
-    assert "stopped: all 3 features pass (verified commits) — exit 0" in result.stdout
+    assert "stopped: all 3 features pass (checked at HEAD) — exit 0" in result.stdout
     assert "cost per passing feature:" in result.stdout.split("$ shiftkit cost")[-1]
-    assert "all 3 features pass — nothing to do" in shiftkit(target, "status").stdout
+    assert (
+        "all 3 features pass (checked at HEAD) — nothing to do" in shiftkit(target, "status").stdout
+    )
     subjects = git_ok(target, "log", "--format=%s").splitlines()
     assert subjects[:4] == [
         "F002: complete todo items",

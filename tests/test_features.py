@@ -168,7 +168,11 @@ def test_next_skips_passing_blocked_claimed_and_unmet_dependencies() -> None:
 def test_next_is_none_when_all_pass_and_counts() -> None:
     listing = features.FeatureList(tuple(f._replace(passes=True) for f in make(3).features))
     assert features.next_feature(listing) is None
-    assert features.all_pass_message(listing) == "all 3 features pass — nothing to do"
+    assert (
+        features.all_pass_message(listing, True)
+        == "all 3 features pass (checked at HEAD) — nothing to do"
+    )
+    assert "not checked at HEAD — run `shiftkit check`" in features.all_pass_message(listing, False)
     c = features.counts(listing)
     assert (c.total, c.passing, c.open, c.blocked) == (3, 3, 0, 0)
 
@@ -221,7 +225,11 @@ def test_require_next_free_id_and_the_project_wide_verifier() -> None:
     assert features.effective_verify(bare, "") is None
     assert features.effective_verify(bare, "make check") == "make check"
     assert features.effective_verify(bare._replace(verify="pytest"), "make check") == "pytest"
-    assert features.all_pass_message(listing) == "all 3 features pass — nothing to do"
+    assert (
+        features.all_pass_message(listing, True)
+        == "all 3 features pass (checked at HEAD) — nothing to do"
+    )
+    assert "not checked at HEAD — run `shiftkit check`" in features.all_pass_message(listing, False)
     with pytest.raises(KeyError):
         listing.index_of("F999")
 

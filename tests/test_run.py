@@ -102,7 +102,7 @@ def test_stops_when_all_pass_and_never_runs_another_session(scaffold: Path, tmp_
     assert code == loop.ALL_PASS == 0, out
     assert sessions_run(tmp_path) == 3  # F000, F001, F002: not one more
     assert "session 3: F002 passed · 3/3 passing" in out
-    assert "stopped: all 3 features pass (verified commits)" in out
+    assert "stopped: all 3 features pass (checked at HEAD)" in out
     assert f"{3 * (1000 + 200 + 5000 + 100):,} tokens" in out
     assert "cost per passing feature: 2,250 fresh-equivalent tokens ($0.01) (3 passing)" in out
     code, out = run(scaffold, tmp_path, ["pass"])

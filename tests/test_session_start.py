@@ -178,13 +178,25 @@ def test_checks_run_on_startup_and_clear_only(scaffold: Path, tmp_path: Path) ->
 
 def test_a_broken_project_is_told_to_the_model(scaffold: Path) -> None:
     """SessionStart cannot block a session and only its stdout reaches the model."""
-    (scaffold / "features.json").write_text("{ not json")
+    (scaffold / ".shiftkit.toml").write_text("[shiftkit\n")
     result = run_hook(scaffold, "SessionStart", {"source": "startup"})
     assert result.returncode == 0
-    assert result.stdout.startswith("shiftkit: start could not orient this session: features.json")
+    assert result.stdout.startswith(
+        "shiftkit: start could not orient this session: .shiftkit.toml: malformed TOML"
+    )
     assert len(result.stdout.splitlines()) == 1
     plain = run(["shiftkit", "start", "--brief"], scaffold)
     assert plain.returncode == 2 and plain.stdout == ""
+
+
+def test_a_broken_edit_of_the_list_is_named_first(scaffold: Path) -> None:
+    """The list the rules stand on is HEAD's; the work tree's broken edit is said first."""
+    (scaffold / "features.json").write_text("{ not json")
+    result = run_hook(scaffold, "SessionStart", {"source": "startup"})
+    assert result.returncode == 0
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("(uncommitted edit of features.json, invalid: features.json: invalid")
+    assert "next: F000" in result.stdout
 
 
 # -- the 2,000 bytes ----------------------------------------------------------------------------

@@ -266,11 +266,16 @@ def test_stop_check(calc: Path) -> None:
     assert "stopped with F000 claimed" in pending
 
 
-def test_all_pass_nothing_to_do(scaffold: Path) -> None:
+def test_all_pass_is_said_only_after_a_check_at_head(scaffold: Path) -> None:
     ok(scaffold, "claim")
     ok(scaffold, "finish", "-m", "environment works")
-    for args in (["claim"], ["next"], ["start", "--no-check"]):
-        assert "all 1 features pass — nothing to do" in ok(scaffold, *args)
+    unchecked = "all 1 features marked passing; not checked at HEAD — run `shiftkit check`"
+    for args in (["claim"], ["next"], ["start", "--no-check"], ["status"]):
+        out = ok(scaffold, *args)
+        assert unchecked in out and "nothing to do" not in out
+    assert "all 1 features pass (checked at HEAD) — nothing to do" in ok(scaffold, "check")
+    for args in (["claim"], ["next"], ["start", "--no-check"], ["status"]):
+        assert "all 1 features pass (checked at HEAD) — nothing to do" in ok(scaffold, *args)
 
 
 def test_decide_writes_record_and_index(scaffold: Path) -> None:

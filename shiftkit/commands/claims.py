@@ -110,7 +110,10 @@ def _claim_next(
         options = features.candidates(feature_list, taken(ctx), repair, limit=1)
         if not options:
             if features.all_pass(feature_list):
-                say(features.all_pass_message(feature_list))
+                from shiftkit.edge import regression
+
+                checked = regression.unchecked(ctx, feature_list) == []
+                say(features.all_pass_message(feature_list, checked))
                 return None, ""
             raise Refused(
                 "no feature can be claimed: every open feature is blocked, claimed "

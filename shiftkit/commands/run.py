@@ -88,6 +88,12 @@ def run(
         while True:
             ctx = open_context()  # (a session may have committed new settings)
             stop = loop.decide(current, limits)
+            if stop is not None and stop.code == loop.ALL_PASS:
+                stop = _checked_at_head(ctx, say)
+                if stop is None:  # demoted: repair first, in the next session
+                    total, passing, claimable = verified_counts(open_context())
+                    current = current._replace(total=total, passing=passing, claimable=claimable)
+                    stop = loop.decide(current, limits)
             if stop is not None:
                 break
             number = current.sessions + 1
@@ -344,6 +350,25 @@ def _spent(ctx: Context, known: set[str]) -> cost.Spend:
         if entry.kind == "usage" and entry.id not in known:
             total = total + cost.spend_of(entry, ctx.config.cost, prices)
     return total
+
+
+def _checked_at_head(ctx: Context, say: Say) -> loop.Stop | None:
+    """Every feature is marked passing: `check` at HEAD before saying so. The stop when all
+    pass there; None when it demoted features (the loop goes on, repairing them first)."""
+    from shiftkit.commands import check
+
+    report = check.verify_head(ctx, None, True)
+    if report.all_pass:
+        return loop.Stop(loop.ALL_PASS, f"all {report.features} features pass (checked at HEAD)")
+    if report.demoted_in is not None:
+        ids = ", ".join(f.id for f, _ in report.failed)
+        say(f"check at HEAD: {ids} failed, demoted in {short(report.demoted_in)}: repair first")
+        return None
+    return loop.Stop(
+        loop.NOT_CHECKED,
+        f"every feature is marked passing, but {', '.join(report.unverifiable)} cannot be "
+        f"checked at HEAD (no verify command): a person must give it one",
+    )
 
 
 def _audit_since(ctx: Context, head_before: str | None, number: int) -> None:

@@ -13,19 +13,10 @@ from typing import NamedTuple
 
 from shiftkit.core import features, orientation, progress
 from shiftkit.core.claim import LocalClaim
-from shiftkit.edge import claims, gitio, state, verify
-from shiftkit.edge.context import (
-    Context,
-    commit_bookkeeping,
-    iso_now,
-    log_time,
-    read_optional,
-    record_verified_at,
-    short,
-    write_features,
-    write_log,
-)
-from shiftkit.edge.project import read_features
+from shiftkit.core.errors import Refused
+from shiftkit.edge import claims, gitio, regression, state, verify
+from shiftkit.edge.context import Context, iso_now, read_optional, short
+from shiftkit.edge.project import read_features, read_features_at
 
 Say = Callable[[str], None]
 
@@ -52,18 +43,6 @@ def repair_first(ctx: Context) -> list[str]:
     return state.demoted(ctx.git_dir)  # the reader `next` and `status` use too
 
 
-def _sample(ctx: Context, feature_list: features.FeatureList) -> list[features.Feature]:
-    times = state.read_json(state.repo_state(ctx.common_dir) / "verified-at.json") or {}
-    # (from the list's table: only the sampled features become `Feature`s)
-    table = feature_list.table
-    passing = [
-        (not flags & features.CORE, times.get(feature_id, ""), index)
-        for index, (feature_id, flags) in enumerate(zip(table.ids, table.flags, strict=True))
-        if flags & features.PASSES
-    ]
-    return [feature_list.at(index) for *_, index in sorted(passing)[: ctx.config.regression_sample]]
-
-
 def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.Step:
     if not command:
         return orientation.Step(name, "", True, "not configured")
@@ -79,82 +58,76 @@ def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.St
     )
 
 
-def _regression_run(ctx: Context, command: str) -> verify.Outcome:
-    """A sampled feature's verifier where `verify_in` says: the (clean) work tree, or a
-    temporary checkout of HEAD's tree, where no untracked or ignored file can help it."""
+def _regression(
+    ctx: Context, work: list[regression.Job], clean: bool, say: Say
+) -> list[tuple[regression.Job, verify.Outcome]]:
+    """The sampled verifiers: a pass already recorded at HEAD's tree by `check` counts; the
+    rest run in the work tree when it is clean and `verify_in` is "worktree", else in a
+    temporary checkout of HEAD's tree (a dirty tree never switches the check off)."""
     cfg = ctx.config
-    if cfg.verify_in == "checkout":
-        tree = gitio.out(["rev-parse", "HEAD^{tree}"], ctx.root).strip()
-        return verify.run_in_checkout(ctx.root, tree, command, cfg.init, cfg.verify_timeout)
-    return verify.run_command(command, ctx.root, cfg.verify_timeout)
+    tree = regression.head_tree(ctx.root)
+    done = [(job, _cached(job)) for job in work if regression.is_checked(ctx, tree, job)]
+    rest = [job for job in work if not regression.is_checked(ctx, tree, job)]
+    if clean and cfg.verify_in == "worktree":
+        ran = [(job, verify.run_command(job.command, ctx.root, cfg.verify_timeout)) for job in rest]
+    else:
+        if not clean:
+            say("check regression: the work tree has uncommitted changes, so in a checkout of HEAD")
+        ran = regression.run_at_tree(ctx, tree, rest, 1, lambda job, outcome: None)
+        for job, outcome in ran:
+            if outcome.ok:
+                verify.record_pass(
+                    ctx.common_dir, tree, verify.cache_command(job.command, regression.CHECKOUT)
+                )
+    order = {job.feature.id: n for n, job in enumerate(work)}
+    return sorted(done + ran, key=lambda pair: order[pair[0].feature.id])
+
+
+def _cached(job: regression.Job) -> verify.Outcome:
+    return verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
 
 
 def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     cfg = ctx.config
     steps = (_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say))
     clean = not gitio.status_lines(ctx.root)
-    regression: list[orientation.Regression] = []
+    results: list[orientation.Regression] = []
     demoted: list[str] = []
-    if clean:
-        feature_list = read_features(ctx.project)
-        failing: list[tuple[features.Feature, verify.Outcome]] = []
-        for feature in _sample(ctx, feature_list):
-            command = features.effective_verify(feature, cfg.verify)
-            if command is None:
-                continue
-            outcome = _regression_run(ctx, command)
-            regression.append(orientation.Regression(feature.id, outcome.ok, outcome.summary()))
-            say(f"check regression {feature.id}: {outcome.summary()}")
-            if outcome.ok:
-                record_verified_at(ctx, [feature.id])
-            else:
-                failing.append((feature, outcome))
-        if failing:
-            demoted_head = _demote(ctx, feature_list, failing)
+    complete = True
+    feature_list = read_features_at(ctx.root, "HEAD", cfg.features) or read_features(ctx.project)
+    work = regression.jobs(feature_list, regression.sample(ctx, feature_list), cfg.verify)
+    try:
+        outcomes = _regression(ctx, work, clean, say) if work else []
+    except regression.InitFailed as failed:
+        outcomes = []
+        complete = False
+        say(f"check regression: not run, {failed.outcome.output.splitlines()[0]}")
+    passed = [job.feature.id for job, outcome in outcomes if outcome.ok]
+    if complete:
+        state.stamp_verified(ctx.common_dir, passed, new_check=True)
+    failing = [(job.feature, outcome) for job, outcome in outcomes if not outcome.ok]
+    for job, outcome in outcomes:
+        results.append(orientation.Regression(job.feature.id, outcome.ok, outcome.summary()))
+        say(f"check regression {job.feature.id}: {outcome.summary()}")
+    if failing:
+        try:
+            demoted_head = regression.demote(ctx, failing, "at session start")
+        except Refused as refused:
+            complete = False
+            say(f"shiftkit: {refused.message}")
+        else:
             demoted = [f.id for f, _ in failing]
             say(f"demoted {', '.join(demoted)} in {short(demoted_head)}: repair first")
-    else:
-        say("check regression: skipped, the work tree has uncommitted changes")
     record = orientation.Checks(
         head=gitio.head_oid(ctx.root),
         at=iso_now(),
-        complete=clean,
+        complete=complete,
         steps=steps,
-        regression=tuple(regression),
+        regression=tuple(results),
         demoted=tuple(demoted),
     )
     state.write_json(_record_path(ctx), orientation.checks_to_json(record))
     return record
-
-
-def _demote(
-    ctx: Context,
-    feature_list: features.FeatureList,
-    failing: list[tuple[features.Feature, verify.Outcome]],
-) -> str:
-    base = short(gitio.head_oid(ctx.root))
-    log_text = read_optional(ctx.project.progress_path)
-    updated = feature_list
-    for feature, outcome in failing:
-        updated = updated.replace_feature(feature._replace(passes=False))
-        body = (
-            f"re-verified at session start and failed ({outcome.summary()}): "
-            f"demoted to not passing; repair it first.\n"
-            + "\n".join(f"    {line}" for line in outcome.tail(5, 600).splitlines())
-        )
-        log_text = progress.append(
-            log_text,
-            progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body),
-        )
-    write_features(ctx, updated)
-    write_log(ctx, log_text, features.blocked_ids(updated))
-    ids = [f.id for f, _ in failing]
-    if len(ids) == 1:
-        subject = f"{ids[0]}: demoted, its verifier fails at session start"
-    else:
-        subject = f"Demote {', '.join(ids)}: verifiers fail at session start"
-    subject = subject if len(subject) <= 72 else f"Demote {len(ids)} features: verifiers fail"
-    return commit_bookkeeping(ctx, subject + "\n")
 
 
 # -- the report ----------------------------------------------------------------------------
@@ -270,7 +243,8 @@ def gather(
 ) -> orientation.StartData:
     cfg = ctx.config
     amounts = BRIEF if brief else FULL
-    feature_list = read_features(ctx.project)
+    listing = regression.committed_listing(ctx)
+    feature_list = listing.features
     taken = claims.list_claims(ctx.root)
     counts = features.counts(feature_list, taken)
     log = progress.parse(read_optional(ctx.project.progress_path))
@@ -289,7 +263,7 @@ def gather(
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
     return orientation.StartData(
-        warnings=setup_warnings(ctx),
+        warnings=setup_warnings(ctx) + ((listing.edited,) if listing.edited else ()),
         where=orientation.Where(
             root=str(ctx.root),
             cwd=os.getcwd(),
@@ -305,7 +279,7 @@ def gather(
             claimed=counts.claimed,
         ),
         all_pass=counts.total > 0 and counts.passing == counts.total,
-        total_features_message=features.all_pass_message(feature_list),
+        total_features_message=features.all_pass_message(feature_list, listing.checked),
         claim=_claim_view(own, feature_list, ctx, amounts.steps),
         repair_first=tuple(repair),
         next=_feature_view(chosen, cfg.verify, amounts.steps) if chosen else None,

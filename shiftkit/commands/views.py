@@ -7,6 +7,7 @@ from typing import Any
 
 from shiftkit.core import features
 from shiftkit.edge.claims import Claim
+from shiftkit.edge.regression import Listing
 
 BAR_WIDTH = 30
 
@@ -17,10 +18,10 @@ def progress_bar(passing: int, total: int) -> str:
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {passing}/{total} passing ({percent}%)"
 
 
-def status_data(
-    feature_list: features.FeatureList, claims: Mapping[str, Claim], repair: list[str]
-) -> dict[str, Any]:
+def status_data(listing: Listing, claims: Mapping[str, Claim], repair: list[str]) -> dict[str, Any]:
+    feature_list = listing.features
     c = features.counts(feature_list, claims)
+    marked = c.total > 0 and c.passing == c.total
     options = features.candidates(feature_list, claims, repair, limit=1)
     upcoming = options[0] if options else None
     return {
@@ -30,7 +31,12 @@ def status_data(
         "blocked": c.blocked,
         "claimed": c.claimed,
         "next": upcoming.id if upcoming else None,
-        "all_pass": c.total > 0 and c.passing == c.total,
+        "all_pass": marked and listing.checked,
+        "all_marked_passing": marked,
+        "all_pass_message": features.all_pass_message(feature_list, listing.checked)
+        if marked
+        else None,
+        "uncommitted_edit": listing.edited,
         "blocked_features": [
             {"id": f.id, "reason": f.blocked.reason, "since": f.blocked.since}
             for f in features.blocked_open(feature_list)
@@ -46,11 +52,11 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
     else:
         head = f"{data['passing']}/{data['total']} passing"
     lines = [
-        head,
+        head + (f" {data['uncommitted_edit']}" if data["uncommitted_edit"] else ""),
         f"open {data['open']}, blocked {data['blocked']}, claimed {data['claimed']}",
     ]
-    if data["all_pass"]:
-        lines.append(f"all {data['total']} features pass — nothing to do")
+    if data["all_pass_message"]:
+        lines.append(data["all_pass_message"])
     elif data["next"]:
         lines.append(f"next: {data['next']}")
     if data["blocked_features"]:

@@ -867,8 +867,15 @@ def counts(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Counts:
     )
 
 
-def all_pass_message(feature_list: FeatureList) -> str:
-    return f"all {len(feature_list)} features pass — nothing to do"
+def all_pass_message(feature_list: FeatureList, checked: bool) -> str:
+    """What to say when every feature is marked passing: "all pass" only when a check at
+    HEAD's tree saw every one pass (``checked``), else what it is and what to run."""
+    if checked:
+        return f"all {len(feature_list)} features pass (checked at HEAD) — nothing to do"
+    return (
+        f"all {len(feature_list)} features marked passing; not checked at HEAD — run "
+        f"`shiftkit check`"
+    )
 
 
 def all_pass(feature_list: FeatureList) -> bool:

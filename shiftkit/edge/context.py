@@ -194,9 +194,5 @@ def write_planned_log(ctx: Context, log_text: str, archive_text: str | None) -> 
 
 
 def record_verified_at(ctx: Context, feature_ids: list[str]) -> None:
-    """When each feature's verifier last passed here: the regression sample's order."""
-    path = state.repo_state(ctx.common_dir) / "verified-at.json"
-    times = state.read_json(path) or {}
-    for feature_id in feature_ids:
-        times[feature_id] = iso_now()
-    state.write_json(path, times)
+    """These features' verifiers passed now: the start check's rotation puts them last."""
+    state.stamp_verified(ctx.common_dir, feature_ids)

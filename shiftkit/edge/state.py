@@ -182,3 +182,51 @@ def mark_approved(git_dir: Path, key: str) -> None:
 
 def is_approved(git_dir: Path, key: str) -> bool:
     return (worktree_state(git_dir) / "approved" / key).exists()
+
+
+# -- when each feature was last verified here: the start check's rotation -------------------
+
+VERIFIED = "verified.json"
+
+
+def _stamps_path(common_dir: Path) -> Path:
+    return repo_state(common_dir) / VERIFIED
+
+
+def read_stamps(common_dir: Path) -> tuple[int, dict[str, int]]:
+    """(start checks run so far, the check count at which each feature was last verified)."""
+    record = read_json(_stamps_path(common_dir))
+    if not isinstance(record, dict):
+        return 0, {}
+    count = record.get("checks")
+    found = record.get("features")
+    checks = count if isinstance(count, int) and count >= 0 else 0
+    stamps = (
+        {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, int)}
+        if isinstance(found, dict)
+        else {}
+    )
+    return checks, stamps
+
+
+def stamp_verified(common_dir: Path, feature_ids: list[str], *, new_check: bool = False) -> int:
+    """Record that these features' verifiers passed now (``new_check``: in a new start check,
+    which is counted first); returns the check count they are stamped with."""
+    checks, stamps = read_stamps(common_dir)
+    if new_check:
+        checks += 1
+    for feature_id in feature_ids:
+        stamps[feature_id] = checks
+    write_json(_stamps_path(common_dir), {"checks": checks, "features": stamps})
+    return checks
+
+
+def add_demoted(git_dir: Path, feature_ids: list[str]) -> None:
+    """Features `check` demoted join the start check's: the next session repairs them first."""
+    path = start_check_path(git_dir)
+    record = read_json(path)
+    if not isinstance(record, dict):
+        return  # (no start check yet: `start` runs one before any claim)
+    known = demoted(git_dir)
+    record["demoted"] = known + [i for i in feature_ids if i not in known]
+    write_json(path, record)

@@ -7,6 +7,8 @@ import hashlib
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -31,6 +33,11 @@ class Outcome(NamedTuple):
     def tail(self, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
         text = "\n".join(self.output.rstrip("\n").splitlines()[-lines:])
         return text[-chars:]
+
+    def last_lines(self, lines: int = 5, chars: int = 600) -> str:
+        """The last non-blank lines: what a failure's report quotes."""
+        kept = [line for line in self.output.splitlines() if line.strip()][-lines:]
+        return "\n".join(kept)[-chars:]
 
     def summary(self) -> str:
         if self.timed_out:
@@ -149,12 +156,29 @@ def unstaged_paths(root: Path) -> list[str]:
 
 def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: float) -> Outcome:
     """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after."""
+    with temporary_checkout(root, tree) as target:
+        prepared = prepare_checkout(target, init, timeout)
+        if prepared is not None:
+            return prepared._replace(command=command)
+        return run_in(target, command, timeout)
+
+
+def clean_environment() -> dict[str, str]:
+    """Our environment without git's location variables (a hook's GIT_INDEX_FILE would
+    point the checkout's git at the wrong index)."""
+    return {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
+
+
+@contextmanager
+def temporary_checkout(root: Path, tree: str) -> Iterator[Path]:
+    """A temporary worktree of exactly ``tree`` (detached at a throwaway commit of it, so
+    `git status` there compares with the tree), removed after."""
     import shutil
     import tempfile
 
     from shiftkit.edge import gitio
 
-    env = {key: value for key, value in os.environ.items() if key not in GIT_LOCATION_VARIABLES}
+    env = clean_environment()
     parent = gitio.head_oid(root)
     holder = gitio.run(
         [
@@ -172,22 +196,68 @@ def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: flo
     target = workdir / "tree"
     try:
         gitio.run(["worktree", "add", "--detach", "-q", str(target), holder], root, clean_env=env)
-        if init:
-            prepared = run_command(init, target, timeout, env)
-            if not prepared.ok:
-                return prepared._replace(
-                    command=command,
-                    ok=False,
-                    output=(
-                        f"init ({init}) failed in the temporary checkout: {prepared.summary()}\n"
-                        + prepared.output
-                    ),
-                )
-        return run_command(command, target, timeout, env)
+        yield target
     finally:
         gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
         shutil.rmtree(workdir, ignore_errors=True)
         gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
+
+
+def checkout_changes(target: Path) -> list[str]:
+    """What differs in a temporary checkout from the tree it holds: changed or deleted tracked
+    files and untracked files that are not ignored (`git status`, one line each)."""
+    from shiftkit.edge import gitio
+
+    listing = gitio.run(
+        ["status", "--porcelain", "-z", "--untracked-files=all"],
+        target,
+        clean_env=clean_environment(),
+    ).stdout
+    return [entry[3:] for entry in listing.split("\0") if len(entry) > 3 and entry[2] == " "]
+
+
+def _changed_tree(outcome: Outcome, what: str, changes: list[str]) -> Outcome:
+    listed = ", ".join(changes[:5]) + (f" and {len(changes) - 5} more" if len(changes) > 5 else "")
+    return outcome._replace(
+        ok=False,
+        exit_code=outcome.exit_code or 1,
+        output=(
+            f"{what} changed the checkout it was judging ({listed}): what is verified must be "
+            f"the committed tree itself (ignore generated files in .gitignore)\n" + outcome.output
+        ),
+    )
+
+
+def prepare_checkout(target: Path, init: str, timeout: float) -> Outcome | None:
+    """Run ``init`` in a temporary checkout; None when it passed and left the tree as it was,
+    else the failure to report in the verifier's place."""
+    if not init:
+        return None
+    prepared = run_command(init, target, timeout, clean_environment())
+    if not prepared.ok:
+        return prepared._replace(
+            output=(
+                f"init ({init}) failed in the temporary checkout: {prepared.summary()}\n"
+                + prepared.output
+            ),
+        )
+    changes = checkout_changes(target)
+    return _changed_tree(prepared, f"init ({init})", changes) if changes else None
+
+
+def run_in(target: Path, command: str, timeout: float) -> Outcome:
+    """``command`` in a prepared temporary checkout; a verifier that leaves the checkout
+    other than the tree it judged has failed (the checkout is then put back)."""
+    outcome = run_command(command, target, timeout, clean_environment())
+    changes = checkout_changes(target)
+    if not changes:
+        return outcome
+    from shiftkit.edge import gitio
+
+    env = clean_environment()
+    gitio.run(["reset", "-q", "--hard"], target, clean_env=env)
+    gitio.run(["clean", "-f", "-d", "-q"], target, clean_env=env)
+    return _changed_tree(outcome, "the verifier", changes)
 
 
 _TEMP_IDENTITY = {

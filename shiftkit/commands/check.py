@@ -1,0 +1,172 @@
+"""`shiftkit check`: every passing feature's verifier at HEAD's committed tree, in parallel
+temporary checkouts; failures demoted in one commit. What makes "all pass" a checked
+statement (decision 0035)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from shiftkit.core import features
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.edge import gitio, regression, state, verify
+from shiftkit.edge.context import Context, short
+from shiftkit.edge.project import read_features_at
+
+Say = Callable[[str], None]
+
+
+def _require_checkable(ctx: Context, demote: bool) -> None:
+    if gitio.head_oid(ctx.root) is None:
+        raise BadInput("this branch has no commit yet: there is nothing to check")
+    if (ctx.common_dir / "shallow").exists():
+        raise BadInput(
+            "the clone is shallow: fetch the whole history (`git fetch --unshallow`; in CI, "
+            "fetch-depth: 0), then run `shiftkit check`"
+        )
+    if demote and gitio.branch(ctx.root) is None:
+        raise BadInput(
+            "HEAD is detached, and `check` commits its demotions to a branch: check out a "
+            "branch, or run `shiftkit check --no-demote` to verify without recording"
+        )
+
+
+class Report(NamedTuple):
+    head: str  # after the demotion commit, if one was made
+    tree: str  # the tree checked: HEAD's before any demotion
+    features: int
+    passing: int
+    ran: int
+    cached: int
+    passed: list[str]
+    failed: list[tuple[features.Feature, verify.Outcome]]
+    unverifiable: list[str]  # passing, with no verify command to run
+    demoted_in: str | None
+    workers: int
+
+    @property
+    def all_pass(self) -> bool:
+        return not self.failed and not self.unverifiable and self.passing == self.features
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "head": self.head,
+            "tree": self.tree,
+            "features": self.features,
+            "passing": self.passing,
+            "ran": self.ran,
+            "cached": self.cached,
+            "passed": self.passed,
+            "failed": [
+                {"id": f.id, "summary": o.summary(), "tail": o.last_lines(5, 600)}
+                for f, o in self.failed
+            ],
+            "unverifiable": self.unverifiable,
+            "demoted_in": self.demoted_in,
+            "workers": self.workers,
+            "all_pass": self.all_pass,
+        }
+
+
+def verify_head(
+    ctx: Context,
+    workers: int | None,
+    demote: bool,
+    progress: Callable[[int, int, regression.Job, verify.Outcome], None] | None = None,
+) -> Report:
+    """Verify every passing feature at HEAD's tree (a pass recorded there before is not run
+    again), and demote what fails in one commit unless ``demote`` is False."""
+    _require_checkable(ctx, demote)
+    cfg = ctx.config
+    feature_list = read_features_at(ctx.root, "HEAD", cfg.features)
+    if feature_list is None:
+        raise BadInput(f"{cfg.features} is not committed at HEAD: there is nothing to check")
+    head = gitio.head_oid(ctx.root) or ""
+    tree = regression.head_tree(ctx.root)
+    passing = regression.passing_ids(feature_list)
+    work = regression.jobs(feature_list, passing, cfg.verify)
+    unverifiable = sorted(set(passing) - {job.feature.id for job in work})
+    cached = [job for job in work if regression.is_checked(ctx, tree, job)]
+    todo = [job for job in work if not regression.is_checked(ctx, tree, job)]
+    count = workers or os.cpu_count() or 1
+    done = [0]
+
+    def finished(job: regression.Job, outcome: verify.Outcome) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], len(todo), job, outcome)
+
+    try:
+        results = regression.run_at_tree(ctx, tree, todo, count, finished) if todo else []
+    except regression.InitFailed as failed:
+        raise Refused(
+            f"nothing was verified: {failed.outcome.output.splitlines()[0]}; fix init, "
+            f"then run `shiftkit check` again"
+        ) from None
+    key = regression.CHECKOUT
+    for job, outcome in results:
+        if outcome.ok:
+            verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, key))
+    passed = [job.feature.id for job in cached] + [j.feature.id for j, o in results if o.ok]
+    state.stamp_verified(ctx.common_dir, passed)
+    failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
+    demoted_in: str | None = None
+    if failing and demote:
+        demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)")
+        state.add_demoted(ctx.git_dir, [feature.id for feature, _ in failing])
+    return Report(
+        head=demoted_in or head,
+        tree=tree,
+        features=len(feature_list),
+        passing=len(passing),
+        ran=len(todo),
+        cached=len(cached),
+        passed=passed,
+        failed=failing,
+        unverifiable=unverifiable,
+        demoted_in=demoted_in,
+        workers=count,
+    )
+
+
+def check(
+    ctx: Context, workers: int | None, demote: bool, as_json: bool, live: bool, say: Say
+) -> int:
+    """`shiftkit check`: 0 when every passing feature passes at HEAD, else 1."""
+
+    def progress(n: int, of: int, job: regression.Job, outcome: verify.Outcome) -> None:
+        if live:
+            say(f"[{n}/{of}] {job.feature.id} {outcome.summary()} ({outcome.seconds:.1f}s)")
+
+    report = verify_head(ctx, workers, demote, progress)
+    if as_json:
+        import json
+
+        say(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        say(_text(report))
+    return 1 if report.failed or report.unverifiable else 0
+
+
+def _text(report: Report) -> str:
+    lines = [
+        f"checked {report.passing} passing features at HEAD's tree {short(report.tree)}: "
+        f"{report.ran} ran, {report.cached} passed there before"
+    ]
+    for feature, outcome in report.failed:
+        lines.append(f"FAILED {feature.id}: {outcome.summary()}; last lines:")
+        lines += [f"    {line}" for line in (outcome.last_lines() or "(no output)").splitlines()]
+    if report.unverifiable:
+        lines.append(f"cannot be checked (no verify command): {', '.join(report.unverifiable)}")
+    if report.demoted_in:
+        ids = ", ".join(f.id for f, _ in report.failed)
+        lines.append(f"demoted {ids} in {short(report.demoted_in)}: repair first")
+    elif report.failed:
+        lines.append("not demoted (--no-demote)")
+    if not report.failed and not report.unverifiable:
+        if report.all_pass:
+            lines.append(f"all {report.features} features pass (checked at HEAD) — nothing to do")
+        else:
+            lines.append(f"all {report.passing} passing features pass at HEAD")
+    return "\n".join(lines)

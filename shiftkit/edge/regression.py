@@ -1,0 +1,238 @@
+"""Re-verifying passing features at HEAD — the start check's rotating sample and `shiftkit
+check`'s whole list — and the one demotion commit both make (decision 0035)."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from shiftkit.core import features, progress, rotation
+from shiftkit.core.errors import Refused, ShiftkitError
+from shiftkit.edge import gitio, state, verify
+from shiftkit.edge.context import (
+    Context,
+    commit_bookkeeping,
+    log_time,
+    read_optional,
+    short,
+    write_features,
+    write_log,
+)
+
+CHECKOUT = "checkout"  # the cache's mode for a pass in a temporary checkout of the tree
+
+
+class Job(NamedTuple):
+    feature: features.Feature
+    command: str
+
+
+class InitFailed(Exception):
+    """`init` failed (or changed the tree) in a temporary checkout: nothing was verified."""
+
+    def __init__(self, outcome: verify.Outcome) -> None:
+        super().__init__(outcome.summary())
+        self.outcome = outcome
+
+
+def jobs(feature_list: features.FeatureList, ids: Sequence[str], project_verify: str) -> list[Job]:
+    """The verifier of each of ``ids`` (a passing feature without one has nothing to run,
+    and is left out)."""
+    wanted = set(ids)
+    table = feature_list.table
+    found = []
+    for index, feature_id in enumerate(table.ids):
+        if feature_id in wanted:
+            feature = feature_list.at(index)
+            command = features.effective_verify(feature, project_verify)
+            if command is not None:
+                found.append(Job(feature, command))
+    return found
+
+
+def passing_ids(feature_list: features.FeatureList) -> list[str]:
+    table = feature_list.table
+    return [i for i, flags in zip(table.ids, table.flags, strict=True) if flags & features.PASSES]
+
+
+def sample(ctx: Context, feature_list: features.FeatureList) -> list[str]:
+    """The passing features this start check re-verifies: the rotation's choice."""
+    checks, stamps = state.read_stamps(ctx.common_dir)
+    table = feature_list.table
+    candidates = [
+        rotation.Candidate(feature_id, bool(flags & features.CORE), stamps.get(feature_id))
+        for feature_id, flags in zip(table.ids, table.flags, strict=True)
+        if flags & features.PASSES
+    ]
+    return rotation.choose(candidates, ctx.config.regression_sample, checks + 1)
+
+
+def head_tree(root: Path) -> str:
+    return gitio.out(["rev-parse", "HEAD^{tree}"], root).strip()
+
+
+def is_checked(ctx: Context, tree: str, job: Job) -> bool:
+    return verify.is_cached(ctx.common_dir, tree, verify.cache_command(job.command, CHECKOUT))
+
+
+def unchecked(ctx: Context, feature_list: features.FeatureList) -> list[str] | None:
+    """The passing features not verified at HEAD's committed tree (by `check`, or a
+    checkout-mode `finish`) — a feature with no verifier never is; None without a HEAD."""
+    if gitio.head_oid(ctx.root) is None:
+        return None
+    tree = head_tree(ctx.root)
+    ids = passing_ids(feature_list)
+    checked = {
+        job.feature.id
+        for job in jobs(feature_list, ids, ctx.config.verify)
+        if is_checked(ctx, tree, job)
+    }
+    return [feature_id for feature_id in ids if feature_id not in checked]
+
+
+def run_at_tree(
+    ctx: Context,
+    tree: str,
+    work: Sequence[Job],
+    workers: int,
+    on_done: Callable[[Job, verify.Outcome], None],
+) -> list[tuple[Job, verify.Outcome]]:
+    """Each job's verifier at ``tree``, in temporary checkouts of it (``workers`` of them,
+    `init` run once in each), in parallel; in the order of ``work``. A verifier that changes
+    its checkout fails; `init` failing or changing the checkout raises `InitFailed`."""
+    cfg = ctx.config
+    pending = deque(work)
+    results: dict[int, verify.Outcome] = {}
+    order = {id(job): n for n, job in enumerate(work)}
+    lock = threading.Lock()
+    adding = threading.Lock()  # (`git worktree add` one at a time: it names the worktree)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            with adding:
+                checkout = verify.temporary_checkout(ctx.root, tree)
+                target = checkout.__enter__()
+            try:
+                failed = verify.prepare_checkout(target, cfg.init, cfg.verify_timeout)
+                if failed is not None:
+                    raise InitFailed(failed)
+                while True:
+                    with lock:
+                        if errors or not pending:
+                            return
+                        job = pending.popleft()
+                    outcome = verify.run_in(target, job.command, cfg.verify_timeout)
+                    with lock:
+                        results[order[id(job)]] = outcome
+                        on_done(job, outcome)
+            finally:
+                with adding:
+                    checkout.__exit__(None, None, None)
+        except BaseException as exc:
+            with lock:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(max(1, min(workers, len(work))))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return [(job, results[n]) for n, job in enumerate(work)]
+
+
+# -- the demotion commit -------------------------------------------------------------------
+
+
+def dirty_bookkeeping(ctx: Context) -> list[str]:
+    """shiftkit's own files with uncommitted changes: a demotion commits them, so they
+    must hold what HEAD holds."""
+    cfg = ctx.config
+    listing = gitio.out(
+        ["status", "--porcelain", "--", cfg.features, cfg.progress, cfg.log.archive], ctx.root
+    )
+    return [line[3:] for line in listing.splitlines() if line.strip()]
+
+
+def demote(
+    ctx: Context,
+    failing: Sequence[tuple[features.Feature, verify.Outcome]],
+    where: str,
+) -> str:
+    """Demote ``failing`` to not passing in one commit of the list and the log alone (never
+    anything else that is dirty), each with a log entry: repair first. ``where``: "at session
+    start" or "at HEAD (`shiftkit check`)". Refused, writing nothing, when the list or the log
+    has uncommitted changes."""
+    dirty = dirty_bookkeeping(ctx)
+    ids = [feature.id for feature, _ in failing]
+    if dirty:
+        raise Refused(
+            f"{', '.join(ids)} failed {where} and must be demoted, but {', '.join(dirty)} "
+            f"has uncommitted changes, and the demotion commits it: commit or restore it "
+            f"(`git restore -- {' '.join(dirty)}`), then run `shiftkit check`"
+        )
+    from shiftkit.edge.project import read_features
+
+    feature_list = read_features(ctx.project)
+    base = short(gitio.head_oid(ctx.root))
+    log_text = read_optional(ctx.project.progress_path)
+    updated = feature_list
+    for feature, outcome in failing:
+        updated = updated.replace_feature(feature._replace(passes=False))
+        body = (
+            f"re-verified {where} and failed ({outcome.summary()}): "
+            f"demoted to not passing; repair it first.\n"
+            + "\n".join(f"    {line}" for line in outcome.last_lines(5, 600).splitlines())
+        )
+        log_text = progress.append(
+            log_text,
+            progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body),
+        )
+    write_features(ctx, updated)
+    write_log(ctx, log_text, features.blocked_ids(updated))
+    plain = where.split(" (")[0]
+    if len(ids) == 1:
+        subject = f"{ids[0]}: demoted, its verifier fails {plain}"
+    else:
+        subject = f"Demote {', '.join(ids)}: verifiers fail {plain}"
+    subject = subject if len(subject) <= 72 else f"Demote {len(ids)} features: verifiers fail"
+    return commit_bookkeeping(ctx, subject + "\n")
+
+
+# -- what `status`, `next`, `start` and `claim` read: the committed list, and whether it is true
+
+
+class Listing(NamedTuple):
+    features: features.FeatureList  # HEAD's (the work tree's before there is one)
+    edited: str | None  # "(uncommitted edit of features.json)" when the work tree's differs
+    checked: bool  # every passing feature verified at HEAD's tree
+
+
+def committed_listing(ctx: Context) -> Listing:
+    """The feature list the rules stand on — HEAD's — marking a work-tree edit of it, and
+    (only when all are marked passing, so the common case reads nothing more) whether a
+    check at HEAD's tree saw each passing feature pass."""
+    from shiftkit.edge.project import read_features, read_features_at
+
+    name = ctx.config.features
+    committed = read_features_at(ctx.root, "HEAD", name)
+    if committed is None:
+        return Listing(read_features(ctx.project), None, False)
+    edited = None
+    try:
+        working: bytes | None = ctx.project.features_path.read_bytes()
+    except OSError:
+        working = None
+    if committed.text is None or working != committed.text.encode("utf-8", "surrogateescape"):
+        edited = f"(uncommitted edit of {name})"
+        try:
+            read_features(ctx.project)
+        except ShiftkitError as exc:  # (said, not raised: HEAD's list is what counts)
+            edited = f"(uncommitted edit of {name}, invalid: {exc.message})"
+    checked = features.all_pass(committed) and unchecked(ctx, committed) == []
+    return Listing(committed, edited, checked)
