@@ -521,6 +521,7 @@ def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None
         proj.decisions_path, title, why, list(rejected), decision, elsewhere=elsewhere
     )
     click.echo(f"wrote {path.relative_to(proj.root)}")
+    decisions.commit_record(_context(), path, title, _say)
     return OK
 
 

@@ -253,13 +253,36 @@ def test_release_gives_back_without_counting(calc: Path) -> None:
     assert git_ok(calc, "for-each-ref", "refs/shiftkit/claims/") == ""
 
 
+def test_stop_check_without_a_claim_keeps_the_tree_clean(calc: Path) -> None:
+    """No claim, a dirty tree (an untracked file that is not ignored counts): the first stop
+    is refused naming the paths and the ways out; the second (`stop_hook_active`) is not."""
+    write(calc / ".gitignore", "ignored.log\n")
+    git_ok(calc, "add", ".gitignore")
+    git_ok(calc, "commit", "-q", "-m", "Ignore the log file")
+    write(calc / "ignored.log", "noise\n")
+    assert shiftkit(calc, "stop-check", input="{}").returncode == 0  # ignored: clean
+    for n in range(7):
+        write(calc / f"junk{n}.txt", "x\n")
+    write(calc / "calc" / "ops.py", "def add(a, b):\n    return a + b + 0\n")
+    refused = shiftkit(calc, "stop-check", input=json.dumps({"stop_hook_active": False}))
+    assert refused.returncode == 2
+    line = refused.stderr.strip()
+    assert line.startswith("shiftkit: no claim is open and the work tree has 8 uncommitted")
+    assert "junk0.txt" in line and "and 3 more" in line and "ignored.log" not in line
+    for way in ("git commit", "git stash --include-untracked", "delete it"):
+        assert way in line
+    let_go = shiftkit(calc, "stop-check", input=json.dumps({"stop_hook_active": True}))
+    assert let_go.returncode == 0 and let_go.stderr == ""
+    assert not (calc / ".git" / "shiftkit" / "pending-note.txt").exists()
+
+
 def test_stop_check(calc: Path) -> None:
     assert shiftkit(calc, "stop-check", input="{}").returncode == 0
     ok(calc, "claim")
     assert shiftkit(calc, "stop-check", input="{}").returncode == 0  # clean tree
     write(calc / "wip.txt", "half done\n")
     blocked = shiftkit(calc, "stop-check", input=json.dumps({"stop_hook_active": False}))
-    assert blocked.returncode == 2 and "F000 is claimed" in blocked.stderr
+    assert blocked.returncode == 2 and blocked.stderr.startswith("shiftkit: F000 is claimed")
     allowed = shiftkit(calc, "stop-check", input=json.dumps({"stop_hook_active": True}))
     assert allowed.returncode == 0
     pending = (calc / ".git" / "shiftkit" / "pending-note.txt").read_text()

@@ -161,7 +161,11 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
         )
     unmet = [dep for dep in feature.depends_on if not features.passes(feature_list, dep)]
     if unmet:
-        raise Refused(f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet")
+        raise Refused(
+            f"{feature.id} depends on {', '.join(unmet)}, which do not pass yet: claim "
+            f"{'that' if len(unmet) == 1 else 'those'} first (`shiftkit claim {unmet[0]}`), "
+            f"or take what `shiftkit next` names"
+        )
 
 
 def _require_stale(held: claims.Claim, force: bool) -> None:

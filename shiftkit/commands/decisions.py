@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date
 from pathlib import Path
 
@@ -11,6 +11,10 @@ from shiftkit.core import rules
 from shiftkit.core.errors import BadInput
 from shiftkit.edge import gitio
 from shiftkit.edge.atomic import atomic_write
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftkit.edge.context import Context
 
 INDEX = "README.md"
 
@@ -138,3 +142,29 @@ def decide(
         current += newline
     atomic_write(index, current + f"- [{number:04d}]({path.name}) {_one_line(title)}{newline}")
     return path
+
+
+def commit_record(ctx: Context, path: Path, title: str, say: Callable[[str], None]) -> None:
+    """Commit the new record and the index at once, or — with a claim open, whose attempt a
+    revert would roll back — say that `finish` commits it with the feature."""
+    from shiftkit.core.errors import HookRefused
+    from shiftkit.edge import state
+    from shiftkit.edge.context import commit, short
+
+    held = state.local_claim(ctx.git_dir)
+    name = path.relative_to(ctx.root).as_posix()
+    if held is not None:
+        say(
+            f"not committed yet: `shiftkit finish` commits {name} with {held.feature} "
+            f"(`shiftkit revert` discards it with the attempt)"
+        )
+        return
+    index = (path.parent / INDEX).relative_to(ctx.root).as_posix()
+    subject = f"Record decision {path.name[:4]}: {_one_line(title)}"
+    subject = subject if len(subject) <= 72 else subject[:71].rstrip() + "…"
+    try:
+        head = commit(ctx, subject + "\n", [name, index])
+    except HookRefused as refused:
+        say(f"written, not committed: {refused.message}; commit {name} and {index} yourself")
+        return
+    say(f"committed {name} in {short(head)}")

@@ -237,6 +237,7 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         f"Shiftkit-Claim: {record.oid or '-'}\n"
     )
     _precheck(ctx, flipped, new_log, new_archive, message, feature_id)
+    _say_unstaged(ctx, say)
     again = (
         f"nothing was committed, and the index, {ctx.config.features} and the log are as "
         f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
@@ -262,6 +263,16 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         f"{short(tree)}); claim released"
     )
     return 0
+
+
+def _say_unstaged(ctx: Context, say: Say) -> None:
+    """`finish` commits the whole work tree (`git add -A`; what .gitignore matches never):
+    it names every path it adds that was not staged, so nothing lands unseen."""
+    cfg = ctx.config
+    ours = {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
+    added = sorted({path for path in verify.unstaged_paths(ctx.root) if path not in ours})
+    if added:
+        say(f"finish commits the work tree; adding what was not staged: {', '.join(added)}")
 
 
 def _passes_at_head(ctx: Context, feature_id: str) -> bool:
@@ -458,8 +469,9 @@ def _reset_environment(ctx: Context, say: Say) -> None:
     say(
         "not restored: ignored files"
         + (f" ({len(ignored)} paths, e.g. {ignored[0][3:]})" if ignored else "")
-        + ", running processes, databases and installed packages; set 'env_reset' in "
-        "[shiftkit] of .shiftkit.toml to reset them after a revert"
+        + ", running processes, databases and installed packages; to reset them after a "
+        "revert, ask a person to set 'env_reset' in [shiftkit] of .shiftkit.toml (a setting "
+        "the agent may not change)"
     )
 
 
@@ -566,12 +578,14 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
 # -- the agent harness's Stop hook -----------------------------------------------------------
 
 
+STOP_PATHS_SHOWN = 5
+
+
 def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
-    """Claude Code's Stop hook: exit 2 (reason on stderr) while a claim is open and the
-    tree is dirty; when already sent back once, let it stop and write that down."""
-    record = state.local_claim(ctx.git_dir)
-    if record is None:
-        return 0
+    """The harness's Stop hook: exit 2 (the reason on stderr) while the tree is dirty —
+    with a claim open, or without one (untracked files that are not ignored count). When
+    the harness says the agent was already sent back once (`stop_hook_active`), it lets the
+    session stop, and with a claim open writes that down: a session is never trapped."""
     dirty = gitio.status_lines(ctx.root)
     if not dirty:
         return 0
@@ -580,6 +594,19 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     except json.JSONDecodeError:
         payload = {}
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
+    record = state.local_claim(ctx.git_dir)
+    if record is None:
+        if active:
+            return 0
+        shown = [line[3:] for line in dirty[:STOP_PATHS_SHOWN]]
+        more = f" and {len(dirty) - len(shown)} more" if len(dirty) > len(shown) else ""
+        say_err(
+            f"shiftkit: no claim is open and the work tree has {len(dirty)} uncommitted "
+            f"paths ({', '.join(shown)}{more}); leave it clean before stopping: commit it "
+            f"(`git commit -m` with a message that says what changed), put it away with "
+            f"`git stash --include-untracked`, or delete it"
+        )
+        return 2
     feature_id = record.feature
     if active:
         add_note(
@@ -589,7 +616,7 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
         )
         return 0
     say_err(
-        f"{feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
+        f"shiftkit: {feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
         f"run `shiftkit finish -m ...` if it works, `shiftkit revert --reason ...` if not, "
         f"or `shiftkit release` to hand it back, before stopping"
     )

@@ -122,6 +122,7 @@ def run_checks(ctx: Context, say: Say) -> orientation.Checks:
         head=gitio.head_oid(ctx.root),
         at=iso_now(),
         complete=complete,
+        in_checkout=bool(work) and not clean,
         steps=steps,
         regression=tuple(results),
         demoted=tuple(demoted),

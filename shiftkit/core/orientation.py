@@ -49,6 +49,7 @@ class Checks:
     steps: tuple[Step, ...] = ()
     regression: tuple[Regression, ...] = ()
     demoted: tuple[str, ...] = ()
+    in_checkout: bool = False  # the sample ran in a checkout of HEAD (a dirty work tree)
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ def checks_from_json(record: Any) -> Checks | None:
         complete=record["complete"],
         steps=steps,
         regression=regression,
+        in_checkout=record.get("in_checkout") is True,
         demoted=tuple(i for i in demoted if isinstance(i, str))
         if isinstance(demoted, list)
         else (),
@@ -421,8 +423,10 @@ def _checks(data: StartData) -> list[Section]:
         return []
     parts = [f"{s.name} {s.summary}" for s in checks.steps]
     parts += [f"{r.id} {r.summary}" for r in checks.regression]
+    if checks.in_checkout:
+        parts.append("(in a checkout of HEAD: the work tree is dirty)")
     if not checks.complete:
-        parts.append("regression skipped (uncommitted changes)")
+        parts.append("regression not finished (`shiftkit check`)")
     if data.checks_ran:
         label = "checks"
     else:

@@ -58,6 +58,13 @@ def read_commits(root: Path | str, revisions: Sequence[str]) -> list[Commit]:
     return result
 
 
+NO_CLAIM_TRAILER = (
+    "the commit names no claim on it (no Shiftkit-Claim and Shiftkit-Feature trailers, which "
+    "`shiftkit finish` and the commit-msg hook write; a commit made past them has none): "
+    "finish the claimed feature with `shiftkit finish`"
+)
+
+
 def judge_commit(
     root: Path,
     common_dir: Path,
@@ -105,6 +112,9 @@ def judge_commit(
     claim_problem = None
     if claimed is not None and claim_check is not None and cfg.claims.enabled:
         claim_problem = claim_check(claimed, under_claim[0])
+    elif claimed is None:
+        # In history the claim is read from the commit, not from a worktree: say so.
+        claim_problem = NO_CLAIM_TRAILER
 
     def verification(feature: features.Feature | None) -> str | None:
         command = features.effective_verify(feature, cfg.verify) if feature else None
