@@ -155,15 +155,29 @@ def reverify_script(project: Path) -> str:
     [step] = [s for s in workflow["jobs"]["audit"]["steps"] if "--reverify" in s.get("run", "")]
     assert set(step["env"]) == {"EVENT", "BEFORE", "PR_BASE", "BRANCH", "DEFAULT_BRANCH"}
     assert workflow["jobs"]["audit"]["timeout-minutes"] > 0
-    rules_steps = [
-        s for s in workflow["jobs"]["audit"]["steps"] if s.get("run") == "shiftkit audit"
-    ]
-    assert rules_steps, "the rules over all protocol history"
+    steps = workflow["jobs"]["audit"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    assert '"$SHIFTKIT" audit' in runs, "the rules over all protocol history"
+    assert '"$SHIFTKIT" check --no-demote' in runs, "every passing feature at the tip"
+    # No repository code before (or instead of) the verdict: no ./init.sh step, and shiftkit
+    # is called by the absolute path of an install outside the workspace.
+    assert not any("init.sh" in r for r in runs)
+    assert not any(r.lstrip().startswith("shiftkit ") for r in runs)
+    [install] = [r for r in runs if "$RUNNER_TEMP/shiftkit" in r and "pip" in r]
+    assert "chmod -R a-w" in install and "shiftkit==" in install
     return str(step["run"])
 
 
 def run_step(project: Path, script: str, **env: str) -> int:
-    defaults = {"BEFORE": "", "PR_BASE": "", "BRANCH": "main", "DEFAULT_BRANCH": "main"}
+    import shutil
+
+    defaults = {
+        "BEFORE": "",
+        "PR_BASE": "",
+        "BRANCH": "main",
+        "DEFAULT_BRANCH": "main",
+        "SHIFTKIT": str(shutil.which("shiftkit")),
+    }
     result = run(["bash", "-e", "-c", script], project, env={**defaults, **env})
     assert result.returncode == 0, result.output
     return checked(result.stdout)

@@ -45,7 +45,8 @@ def assert_fresh_scaffold(path: Path) -> None:
     assert "Goal:" in (path / "claude-progress.txt").read_text()
     assert "0001" in (path / "docs/decisions/README.md").read_text()
     workflow = (path / ".github/workflows/shiftkit-audit.yml").read_text()
-    assert "shiftkit audit --reverify" in workflow and "pull_request" in workflow
+    assert '"$SHIFTKIT" audit --reverify' in workflow and "pull_request" in workflow
+    assert '"$SHIFTKIT" check --no-demote' in workflow
     assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
     assert "shiftkit stop-check" in json.dumps(settings["hooks"]["Stop"])
     assert "shiftkit usage record" in json.dumps(settings["hooks"]["SessionEnd"])
@@ -370,3 +371,14 @@ def test_the_signed_people_policy_is_a_copier_question(tmp_path: Path) -> None:
     trailer = tmp_path / "trailer"
     assert shiftkit(tmp_path, "new", str(trailer), "--defaults").returncode == 0
     assert not (trailer / ".shiftkit" / "allowed_signers").exists()
+
+
+def test_ci_installs_the_pinned_version_of_this_shiftkit() -> None:
+    """The CI judge is pinned, and pinned to the release that rendered the template."""
+    import yaml
+
+    from shiftkit import __version__
+
+    questions = yaml.safe_load((Path(__file__).parent.parent / "copier.yml").read_text())
+    assert questions["ci_install"]["default"] == f"shiftkit=={__version__}"
+    assert questions["hook_rev"]["default"] == f"v{__version__}"
