@@ -304,3 +304,12 @@ def test_decide_commits_its_record_or_says_finish_will(scaffold: Path) -> None:
     ok(scaffold, "claim")
     out = ok(scaffold, "decide", "Keep it small", "--why", "x", "--rejected", "y: z")
     assert "not committed yet: `shiftkit finish` commits docs/decisions/0003-" in out
+
+
+def test_the_brief_says_a_claim_needs_a_clean_tree(six: Path) -> None:
+    write(six / "scratch.txt", "x\n")
+    brief = ok(six, "start", "--brief", "--no-check")
+    assert "then: `shiftkit claim` to take it — it needs a clean tree, and 1 path is uncommitted" in brief
+    assert "(scratch.txt)" in brief
+    (six / "scratch.txt").unlink()
+    assert "then: `shiftkit claim` to take it\n" in ok(six, "start", "--brief", "--no-check")

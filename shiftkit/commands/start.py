@@ -294,6 +294,7 @@ def gather(
         ),
         claims=_claim_rows(taken, amounts.claims),
         checks=checks if checks is not None else record,
+        dirty=tuple(line[3:] for line in gitio.status_lines(ctx.root)[:20]) if own is None else (),
         checks_ran=checks is not None,
         skipped_because=skipped_because,
         entries=tuple(

@@ -132,6 +132,7 @@ class StartData:
     claims: tuple[ClaimRow, ...] = ()
     checks: Checks | None = None
     checks_ran: bool = False  # False: `checks` is the last record, read back, if any
+    dirty: tuple[str, ...] = ()  # uncommitted paths (a claim needs a clean tree)
     skipped_because: str | None = None  # why the checks did not run now (resume, compact)
     entries: tuple[str, ...] = ()  # newest first
     entries_total: int = 0
@@ -374,6 +375,10 @@ def _first(data: StartData) -> list[Section]:
     return sections
 
 
+def _paths(count: int) -> str:
+    return "1 path is" if count == 1 else f"{count} paths are"
+
+
 def _todo(data: StartData) -> list[Section]:
     if data.claim is not None:
         claim = data.claim
@@ -397,7 +402,20 @@ def _todo(data: StartData) -> list[Section]:
     if data.repair_first:
         lines.append(clip(f"repair first: {', '.join(data.repair_first)} (demoted at start)", 160))
     lines += _feature_head(data.next, "next: ")
-    claim_it = Section(("then: `shiftkit claim` to take it",))
+    if data.dirty:
+        shown = ", ".join(data.dirty[:3]) + (" ..." if len(data.dirty) > 3 else "")
+        claim_it = Section(
+            (
+                clip(
+                    f"then: `shiftkit claim` to take it — it needs a clean tree, and "
+                    f"{_paths(len(data.dirty))} uncommitted ({shown}): commit, "
+                    f"`git stash --include-untracked` or delete them first",
+                    300,
+                ),
+            )
+        )
+    else:
+        claim_it = Section(("then: `shiftkit claim` to take it",))
     return [Section(tuple(lines)), _steps(data.next), claim_it]
 
 
