@@ -309,7 +309,10 @@ def test_decide_commits_its_record_or_says_finish_will(scaffold: Path) -> None:
 def test_the_brief_says_a_claim_needs_a_clean_tree(six: Path) -> None:
     write(six / "scratch.txt", "x\n")
     brief = ok(six, "start", "--brief", "--no-check")
-    assert "then: `shiftkit claim` to take it — it needs a clean tree, and 1 path is uncommitted" in brief
+    assert (
+        "then: `shiftkit claim` to take it — it needs a clean tree, and 1 path is uncommitted"
+        in brief
+    )
     assert "(scratch.txt)" in brief
     (six / "scratch.txt").unlink()
     assert "then: `shiftkit claim` to take it\n" in ok(six, "start", "--brief", "--no-check")

@@ -75,12 +75,15 @@ def protocol_commits(
     return [c for c in commits.read_commits(root, bounded) if c.oid in scope.commits]
 
 
-def reverify_at(ctx: Context, commit: str, command: str) -> verify.Outcome:
-    """The verifier re-run in a clean checkout of the commit, after its init."""
-    tree = gitio.out(["rev-parse", f"{commit}^{{tree}}"], ctx.root).strip()
-    return verify.run_in_checkout(
-        ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout
-    )
+def reverify_at(ctx: Context, commit: commits.Commit, command: str) -> verify.Outcome:
+    """The verifier re-run in a clean checkout of the commit, after `init` — both, and the
+    timeout, as the commit's parent sets them (the judged commit's own settings, or the work
+    tree's, could make its verifier pass)."""
+    from shiftkit.edge import judge
+
+    parent = commit.parents[0] if commit.parents else None
+    cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
+    return verify.run_in_checkout(ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout)
 
 
 def audit(
@@ -117,7 +120,7 @@ def _judge(
         if not reverify:
             return None
         say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
-        outcome = reverify_at(ctx, commit.oid, command)
+        outcome = reverify_at(ctx, commit, command)
         if not outcome.ok:
             return f"its verifier fails when re-run at this commit ({outcome.summary()})"
         return None

@@ -72,6 +72,7 @@ ENFORCEMENT_KEYS = (
     "features",
     "progress",
     "verify",
+    "init",  # (it runs before every verifier in a checkout: it could make one pass)
     "verify_timeout",
     "max_attempts",
     "regression_sample",
