@@ -130,9 +130,9 @@ def new(
     The answers file records a template source and version that `copier update` can use:
     the --template given, or this checkout, or the bundled template's published
     repository and release tag."""
-    from shiftkit.commands import scaffold
+    from shiftkit.commands import render, scaffold
 
-    data = scaffold.parse_data(data_pairs)
+    data = render.parse_data(data_pairs)
     scaffold.new(
         directory,
         data,
@@ -152,9 +152,9 @@ def new(
 @click.option("--features-import", default="", help="Feature list to append after F000.")
 def bootstrap(features_import: str) -> int:
     """The template's task: git init, import, install hooks, first commit."""
-    from shiftkit.commands import scaffold
+    from shiftkit.commands import bootstrap as task
 
-    scaffold.bootstrap(Path.cwd(), features_import)
+    task.bootstrap(Path.cwd(), features_import)
     return OK
 
 
@@ -304,10 +304,10 @@ def add(
 )
 def import_(source: Path, output: Path | None) -> int:
     """Convert a feature list (legacy bare array or current) to the current format."""
-    from shiftkit.commands import scaffold
+    from shiftkit.commands import bootstrap
     from shiftkit.edge.atomic import atomic_write
 
-    text = features.dumps(scaffold.read_import(source))
+    text = features.dumps(bootstrap.read_import(source))
     if output is None:
         click.echo(text, nl=False)
     else:

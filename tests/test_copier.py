@@ -251,7 +251,7 @@ def install_wheel(tmp_path: Path) -> Path:
 
 
 def test_the_source_new_chooses() -> None:
-    from shiftkit.commands.scaffold import choose_source
+    from shiftkit.commands.render import choose_source
     from shiftkit.core.resources import template_root
 
     checkout = str(template_root())  # the tests run from a git checkout

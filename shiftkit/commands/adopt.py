@@ -11,7 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from shiftkit.commands import scaffold
+from shiftkit.commands import bootstrap
+from shiftkit.commands import render as rendering
 from shiftkit.core import adoption
 from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import rollback
@@ -24,13 +25,13 @@ def is_adoption(destination: Path) -> bool:
 
 
 def render(
-    destination: Path, data: dict[str, object], *, source: scaffold.Source, defaults: bool
+    destination: Path, data: dict[str, object], *, source: rendering.Source, defaults: bool
 ) -> dict[str, tuple[bytes, int]]:
     """The template's files as they would be in ``destination``: path -> (content, mode)."""
     with tempfile.TemporaryDirectory(prefix="shiftkit-adopt-") as scratch:
         # The folder's name is the project name's default, so render under the same name.
         target = Path(scratch) / destination.name
-        scaffold.copy_template(
+        rendering.copy_template(
             target, data, source=source, defaults=defaults, quiet=True, skip_tasks=True
         )
         return {
@@ -68,7 +69,7 @@ def adopt(
     destination: Path,
     data: dict[str, object],
     *,
-    source: scaffold.Source,
+    source: rendering.Source,
     defaults: bool,
     overwrite: bool = False,
     quiet: bool = False,
@@ -105,7 +106,7 @@ def adopt(
                 atomic_write(target, step.content)
                 if step.action != adoption.MERGE:
                     target.chmod(rendered[step.path][1])
-            scaffold.bootstrap(destination, features_import)
+            bootstrap.bootstrap(destination, features_import)
         except ShiftkitError as exc:
             raise ShiftkitError(
                 f"{exc.message}; adoption undone, the directory is as it was", exc.exit_code

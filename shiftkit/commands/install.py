@@ -4,6 +4,8 @@ framework."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 from shiftkit.core.errors import Refused
@@ -65,3 +67,18 @@ def install_guard_hooks(root: Path, force: bool = False) -> list[Path]:
     manage: beside its hooks or the plain shims."""
     target = hooks_path(root)
     return [place(target, name, force) for name in GUARD_HOOKS]
+
+
+def install_pre_commit(root: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        detail = (proc.stdout + proc.stderr).strip().splitlines()
+        raise Refused(
+            f"`pre-commit install` failed: {detail[-1] if detail else proc.returncode}; "
+            f"is the pre-commit package installed next to shiftkit?"
+        )

@@ -1,0 +1,123 @@
+"""Rendering shiftkit's template with copier: where it comes from, the questions, the copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
+
+
+def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``--data KEY=VALUE`` pairs, checked against the template's questions."""
+    questions = question_names()
+    data: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise BadInput(f"--data {pair!r}: expected KEY=VALUE, e.g. --data project_name=todo")
+        if key not in questions:
+            raise BadInput(
+                f"--data {pair!r}: unknown question {key!r}; known: {', '.join(sorted(questions))}"
+            )
+        data[key] = value
+    return data
+
+
+def question_names() -> set[str]:
+    import yaml
+
+    spec = yaml.safe_load((template_root() / "copier.yml").read_text(encoding="utf-8"))
+    return {key for key in spec if not key.startswith("_")}
+
+
+class Source(NamedTuple):
+    """What copier renders from, and what the answers file records for `copier update`."""
+
+    path: str
+    vcs_ref: str | None
+    trusted: bool  # shiftkit's own template: its task (`shiftkit bootstrap`) may run
+    record: dict[str, str]  # the hidden answers that name the recorded origin, if any
+
+
+def choose_source(
+    template: str | None, vcs_ref: str | None, trust: bool, release: str | None
+) -> Source:
+    """``--template``/``--vcs-ref`` as given; else the checkout the code runs from (a git
+    repository: its working state, or REF); else the copy bundled in the package, recorded
+    as the published repository at the release's tag, or fetched from there at REF."""
+    if template is not None:
+        return Source(template, vcs_ref, trust, {})
+    root = template_root()
+    if (root / ".git").exists():
+        # The template that matches the running code, not copier's default (the newest tag).
+        return Source(str(root), vcs_ref or "HEAD", True, {})
+    if vcs_ref is not None:
+        return Source(TEMPLATE_REPOSITORY, vcs_ref, True, {})
+    if release is None:
+        from importlib.metadata import version
+
+        release = version("shiftkit")
+    origin = {"template_origin": TEMPLATE_REPOSITORY, "template_origin_ref": f"v{release}"}
+    return Source(str(root), None, True, origin)
+
+
+def copy_template(
+    destination: Path,
+    answers: dict[str, object],
+    *,
+    source: Source,
+    defaults: bool,
+    quiet: bool = False,
+    overwrite: bool = False,
+    skip_tasks: bool = False,
+) -> None:
+    """copier's copy of the template into ``destination``; ``skip_tasks``: render only,
+    without the setup task (adoption renders into a scratch folder)."""
+    import warnings
+
+    import copier
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
+            copier.run_copy(
+                source.path,
+                destination,
+                data={**source.record, **answers},
+                defaults=defaults,
+                vcs_ref=source.vcs_ref,
+                overwrite=overwrite,
+                unsafe=source.trusted,  # the template's own task: git init, hooks, first commit
+                quiet=quiet,
+                skip_tasks=skip_tasks,
+            )
+    except copier.errors.UnsafeTemplateError:
+        raise BadInput(
+            f"the template at {source.path} runs tasks on your machine; "
+            f"pass --trust if you trust it"
+        ) from None
+    except copier.errors.TaskError as exc:
+        raise Refused(
+            f"the template's setup task failed (exit {exc.returncode}); see above"
+        ) from None
+    except (copier.errors.CopierError, ValueError) as exc:
+        message = " ".join(str(exc).split())
+        raise BadInput(f"template answers: {message}") from None
+
+
+def recorded_answers(destination: Path) -> dict[str, object]:
+    """The answers a project's `.copier-answers.yml` holds for the template's questions."""
+    import yaml
+
+    try:
+        text = (destination / ".copier-answers.yml").read_text(encoding="utf-8")
+        answers = yaml.safe_load(text)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    if not isinstance(answers, dict):
+        return {}
+    questions = question_names()
+    return {key: value for key, value in answers.items() if key in questions}
