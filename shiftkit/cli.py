@@ -256,7 +256,12 @@ def show(feature_id: str, as_json: bool) -> int:
 @click.option("--step", "steps", multiple=True, required=True, help="A test step (repeatable).")
 @click.option("--verify", "verify_cmd", help="Shell command that exits 0 when the feature works.")
 @click.option("--category", default="functional", show_default=True)
-@click.option("--core", is_flag=True, help="Re-verify this feature first at every start.")
+@click.option(
+    "--core",
+    is_flag=True,
+    help="A central feature: the start check's spare slots go to core features first, so "
+    "they are re-verified more often (every passing feature is, within ⌈n/k⌉ starts).",
+)
 @click.option(
     "--depends-on", "depends_on", multiple=True, help="An id this feature needs (repeatable)."
 )
@@ -290,7 +295,10 @@ def add(
     except BadInput as exc:
         raise BadInput(f"the new feature is invalid: {exc.message}") from None
     project.write_features(proj, checked)
-    click.echo(f"added {new_id}: {description}")
+    click.echo(
+        f"added {new_id}: {description} (not committed yet: commit {proj.config.features}, "
+        f'e.g. `git commit -m "Add {new_id}" {proj.config.features}`)'
+    )
     return OK
 
 

@@ -434,7 +434,7 @@ def test_verifier_not_found_and_timeout(calc: Path) -> None:
 def test_finish_message_too_long(calc: Path) -> None:
     ok(calc, "claim")
     result = shiftkit(calc, "finish", "-m", "x" * 80)
-    assert result.returncode == 2 and "-m: the subject is" in result.stderr
+    assert result.returncode == 2 and "keep -m to 66 and put the detail in --note" in result.stderr
 
 
 def test_claim_held_by_another_session_exit_3_and_steal(calc: Path, tmp_path: Path) -> None:

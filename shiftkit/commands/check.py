@@ -152,7 +152,8 @@ def check(
 def _text(report: Report) -> str:
     lines = [
         f"checked {report.passing} passing features at HEAD's tree {short(report.tree)}: "
-        f"{report.ran} ran, {report.cached} passed there before"
+        f"{report.ran} verified now ({report.ran - len(report.failed)} passed, "
+        f"{len(report.failed)} failed), {report.cached} already verified at this tree"
     ]
     for feature, outcome in report.failed:
         lines.append(f"FAILED {feature.id}: {outcome.summary()}; last lines:")

@@ -70,8 +70,9 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     if dirty:
         raise Refused(
             f"the work tree is not clean ({dirty[0][3:]}"
-            f"{' and more' if len(dirty) > 1 else ''}); commit or stash it before "
-            f"claiming, so a revert can restore exactly this state"
+            f"{' and more' if len(dirty) > 1 else ''}); commit it, put it away with `git "
+            f"stash --include-untracked`, or delete it before claiming, so a revert can "
+            f"restore exactly this state"
         )
     if not startup.has_green_check(ctx):
         say("no start check at this HEAD in this worktree yet: running it now")

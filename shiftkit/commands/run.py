@@ -72,7 +72,10 @@ def run(
         raise BadInput("--agent is empty; give the command that runs one agent session")
     ctx = open_context()
     if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
-        raise Refused("the work tree is not clean; commit or stash it before `shiftkit run`")
+        raise Refused(
+            "the work tree is not clean; commit it, `git stash --include-untracked` or "
+            "delete it before `shiftkit run`"
+        )
     # Ctrl-C (or `kill -INT`) stops the loop and cleans up the open claim, whatever SIGINT
     # state this process inherited: a shell starts a background job with SIGINT ignored, and
     # the loop would then run on through every session.

@@ -206,6 +206,12 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         say(f"{feature_id} was already committed at HEAD; claim released")
         return 0
     subject = f"{feature_id}: {summary.strip()}"
+    room = 72 - len(f"{feature_id}: ")
+    if len(summary.strip()) > room:
+        raise BadInput(
+            f"-m is {len(summary.strip())} characters; the subject is `{feature_id}: ` and "
+            f"the summary, at most 72 in all: keep -m to {room} and put the detail in --note"
+        )
     problems = rules.check_message(subject)
     if problems:
         raise BadInput(f"-m: {problems[0].message}")
@@ -259,8 +265,8 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         new_head = commit(ctx, message.replace("TREE", tree))
     _close_claim(ctx, record, say)
     say(
-        f"{feature_id} passes: committed {short(new_head)} {subject!r} (verified tree "
-        f"{short(tree)}); claim released"
+        f"{feature_id} passes: committed {short(new_head)} {subject!r} (its verifier passed on "
+        f"this tree; the commit adds the list and the log); claim released"
     )
     return 0
 
@@ -600,9 +606,10 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
             return 0
         shown = [line[3:] for line in dirty[:STOP_PATHS_SHOWN]]
         more = f" and {len(dirty) - len(shown)} more" if len(dirty) > len(shown) else ""
+        paths = "1 uncommitted path" if len(dirty) == 1 else f"{len(dirty)} uncommitted paths"
         say_err(
-            f"shiftkit: no claim is open and the work tree has {len(dirty)} uncommitted "
-            f"paths ({', '.join(shown)}{more}); leave it clean before stopping: commit it "
+            f"shiftkit: no claim is open and the work tree has {paths} "
+            f"({', '.join(shown)}{more}); leave it clean before stopping: commit it "
             f"(`git commit -m` with a message that says what changed), put it away with "
             f"`git stash --include-untracked`, or delete it"
         )

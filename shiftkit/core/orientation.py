@@ -466,6 +466,9 @@ def _rest(data: StartData) -> list[Section]:
         f"HEAD {w.head}; root {w.root}; cwd {w.cwd}"
     )
     sections.append(Section((clip(where, 300),), fair=True))
+    if data.after:
+        after = "; ".join(f"{u.id} {u.description}" for u in data.after)
+        sections.append(Section((clip(f"after that: {after}", 300),), fair=True))
     if data.entries or data.index_line:
         title = (
             f"## newest log entries ({len(data.entries)} of {data.entries_total}, newest first; "
@@ -483,9 +486,6 @@ def _rest(data: StartData) -> list[Section]:
         title = f"## newest decisions ({sources.decisions}/)"
         decisions = tuple(f"  {d}" for d in data.decisions)
         sections.append(Section(decisions, sources.decisions, "\n" + title, "decision", True))
-    if data.after:
-        after = "; ".join(f"{u.id} {u.description}" for u in data.after)
-        sections.append(Section((clip(f"after that: {after}", 300),), fair=True))
     if data.commits:
         commits = tuple(f"  {c}" for c in data.commits)
         sections.append(Section(commits, "`git log`", "\n## recent commits", "commit", True))
