@@ -19,6 +19,7 @@ from shiftkit.edge import project
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
+    from shiftkit.core.guard_paths import Site
     from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
@@ -570,13 +571,17 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int
     return REFUSED if strict and any(f.person_actions for f in findings) else OK
 
 
-def _guard_project(cwd: str | None) -> tuple[Path | None, str]:
-    """The project root and feature list name for the guard, or (None, the default)."""
+def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
+    """The project root and the names the guard protects, or (None, the default list name)."""
+    from shiftkit.core.guard_paths import Site
+    from shiftkit.core.ledger import LEDGER_FILE
+
     try:
         proj = project.find(cwd)
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
-    return proj.root, proj.config.features
+    cfg = proj.config
+    return proj.root, Site(cfg.features, (cfg.progress, cfg.log.archive, LEDGER_FILE))
 
 
 @cli.command()

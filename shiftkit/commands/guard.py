@@ -22,10 +22,18 @@ from typing import Any
 
 from shiftkit.core.guard_command import MAX_DEPTH, check_command
 from shiftkit.core.guard_files import FILE_TOOLS, apply_edits, check_file_edit, payload_problem
-from shiftkit.core.guard_paths import INSTEAD, label, path_kind
+from shiftkit.core.guard_paths import INSTEAD, Site, label, path_kind
 from shiftkit.core.guard_shell import split_commands
 
-__all__ = ["MAX_DEPTH", "check_command", "check_file_edit", "decide", "run_hook", "split_commands"]
+__all__ = [
+    "MAX_DEPTH",
+    "Site",
+    "check_command",
+    "check_file_edit",
+    "decide",
+    "run_hook",
+    "split_commands",
+]
 
 
 def _tool_path_kind(path: Path, root: Path | None, features_name: str) -> str | None:
@@ -35,19 +43,22 @@ def _tool_path_kind(path: Path, root: Path | None, features_name: str) -> str | 
         except (ValueError, OSError, RuntimeError):
             relative = None
         if relative is not None:
-            return path_kind(relative, features_name)
-        kind = path_kind(path.as_posix(), features_name)
+            return path_kind(relative, Site(features_name))
+        kind = path_kind(path.as_posix(), Site(features_name))
         return kind if kind not in {"features", "config", "signers"} else None
     by_name = {os.path.basename(features_name): "features", ".shiftkit.toml": "config"}
     if path.name in by_name:  # no project known: judge by the name alone
         return by_name[path.name]
     if path.parent.name == ".shiftkit" and path.name == "allowed_signers":
         return "signers"
-    return path_kind(path.as_posix(), features_name)
+    return path_kind(path.as_posix(), Site(features_name))
 
 
-def decide(payload: dict[str, Any], root: Path | None, features_name: str) -> str | None:
-    """The reason to deny this tool call, or None to allow it."""
+def decide(payload: dict[str, Any], root: Path | None, names: str | Site) -> str | None:
+    """The reason to deny this tool call, or None to allow it (`names`: the feature list's
+    name, or the project's protected names as a Site)."""
+    site = Site(names) if isinstance(names, str) else names
+    features_name = site.features
     problem = payload_problem(payload)
     if problem:
         return problem
@@ -56,7 +67,7 @@ def decide(payload: dict[str, Any], root: Path | None, features_name: str) -> st
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return None
     if tool == "Bash":
-        return check_command(tool_input["command"], features_name)
+        return check_command(tool_input["command"], _where(site, root, payload.get("cwd")))
     if tool not in FILE_TOOLS:
         return None
     file_path = tool_input[FILE_TOOLS[tool]]
@@ -67,13 +78,22 @@ def decide(payload: dict[str, Any], root: Path | None, features_name: str) -> st
     if kind is None:
         return None
     if kind != "features":
-        return (
-            f"`{tool}` on {file_path} changes {label(kind, features_name)} by hand; "
-            + (INSTEAD[kind])
-        )
+        return f"`{tool}` on {file_path} changes {label(kind, site)} by hand; " + (INSTEAD[kind])
     if tool == "NotebookEdit":
         return f"`NotebookEdit` on {features_name} changes it by hand; {INSTEAD['features']}"
     return _check_features_edit(tool, tool_input, path, features_name)
+
+
+def _where(site: Site, root: Path | None, cwd: Any) -> Site:
+    """The site at the project root, and where in it the call runs (the payload's cwd)."""
+    if root is None:
+        return site
+    top = os.path.realpath(root)
+    located = Site(site.features, site.records, top)
+    if not isinstance(cwd, str) or not cwd or "\0" in cwd:
+        return located.at("")
+    place = located.place(os.path.realpath(cwd))
+    return located.at(place if place is not None else "")
 
 
 def _check_features_edit(
@@ -104,10 +124,11 @@ NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookE
 
 
 def run_hook(
-    raw: bytes, locate: Callable[[str | None], tuple[Path | None, str]]
+    raw: bytes, locate: Callable[[str | None], tuple[Path | None, str | Site]]
 ) -> tuple[int, str]:
     """The hook's exit code and its one stderr line (or ""), for the raw stdin bytes.
-    `locate(cwd)` gives the project root (or None) and the feature list's name."""
+    `locate(cwd)` gives the project root (or None) and the feature list's name (or the
+    protected names, as a Site)."""
     text = raw.decode("utf-8", errors="replace")
     if not text.strip():
         return 0, ""

@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import re
 
-from shiftkit.core.guard_git import check_git
+from shiftkit.core.guard_git import check_git, redirect_reason, redirects
 from shiftkit.core.guard_options import parse_options
-from shiftkit.core.guard_paths import USE_SHIFTKIT, path_reason
+from shiftkit.core.guard_paths import USE_SHIFTKIT, Site, path_reason
 from shiftkit.core.guard_programs import (
     INTERPRETERS,
     check_chmod,
@@ -23,12 +23,13 @@ from shiftkit.core.guard_shell import ASSIGNMENT, Simple, scan, simple_commands,
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
 
 
-def check_command(command: str, features_name: str = "features.json") -> str | None:
-    """Why this shell command must not run, or None."""
-    return _check_line(command, features_name, 0)
+def check_command(command: str, site: Site | str = "features.json") -> str | None:
+    """Why this shell command must not run, or None (`site`: the project, or only the feature
+    list's name)."""
+    return _check_line(command, Site(site) if isinstance(site, str) else site, 0)
 
 
-def _check_line(command: str, features_name: str, depth: int) -> str | None:
+def _check_line(command: str, site: Site, depth: int) -> str | None:
     if depth > MAX_DEPTH:
         return (
             f"this command nests shells (`sh -c`, `$(...)`, `eval`) more than {MAX_DEPTH} "
@@ -36,17 +37,72 @@ def _check_line(command: str, features_name: str, depth: int) -> str | None:
         )
     scanned = scan(command)
     for body in scanned.substitutions:
-        reason = _check_line(body, features_name, depth + 1)
+        reason = _check_line(body, site, depth + 1)
         if reason:
             return reason
     output: str | None = None
-    for simple in simple_commands(scanned.line, scanned.heredocs):
+    walk = Walk(site.cwd)
+    commands = simple_commands(scanned.line, scanned.heredocs)
+    for number, simple in enumerate(commands):
+        walk.enter(simple)
         stdin = simple.stdin if simple.stdin is not None else output if simple.piped else None
-        reason = _check_simple(simple, stdin, features_name, depth)
-        if reason:
-            return reason
+        for place in walk.places():
+            reason = _check_simple(simple, stdin, site.at(place), depth, walk.env)
+            if reason:
+                return reason
+        following = commands[number + 1] if number + 1 < len(commands) else None
+        walk.after(simple, site, piped=simple.piped or (following is not None and following.piped))
         output = _output_of(simple.words, stdin)
     return None
+
+
+class Walk:
+    """Where the commands of one line run and what they set, as far as the line shows:
+    `cd`/`pushd` move (after `&&` surely; after `;`, `||` or a new line the old place stays
+    possible, as the `cd` may have failed), a subshell's moves end with it, and variables
+    assigned alone (`HOME=/tmp/x; git ...`) or exported reach the commands after them."""
+
+    __slots__ = ("env", "stack", "sure", "unsure")
+
+    def __init__(self, cwd: str | None) -> None:
+        self.sure: list[str | None] = [cwd]  # where the command runs when every `cd` worked
+        self.unsure: list[str | None] = []  # where it runs when a `cd` before `&&` failed
+        self.stack: list[tuple[list[str | None], list[str | None]]] = []
+        self.env: dict[str, str] = {}
+
+    def enter(self, simple: Simple) -> None:
+        while len(self.stack) < simple.group:  # a subshell opens: its moves end with it
+            self.stack.append((list(self.sure), list(self.unsure)))
+        while len(self.stack) > simple.group:
+            self.sure, self.unsure = self.stack.pop()
+        if simple.joined != "&&":
+            self.sure, self.unsure = _union(self.sure, self.unsure), []
+
+    def places(self) -> list[str | None]:
+        return self.sure
+
+    def after(self, simple: Simple, site: Site, piped: bool) -> None:
+        env, argv = unwrap(simple.words, None)
+        program = os.path.basename(argv[0]) if argv else ""
+        if not argv:
+            self.env.update(env)
+        elif program in {"export", "declare", "typeset"}:
+            self.env.update(
+                (word.partition("=")[0], word.partition("=")[2])
+                for word in argv[1:]
+                if not word.startswith("-")
+            )
+        elif program in {"cd", "pushd", "popd"} and not piped:
+            words = [word for word in argv[1:] if word not in {"-L", "-P", "-e", "--"}]
+            target = words[0] if words and program != "popd" else "~"
+            moved = [site.at(place).place(target) for place in self.sure]
+            self.unsure = _union(self.unsure, self.sure)
+            self.sure = _union(moved, [])
+
+
+def _union(first: list[str | None], second: list[str | None]) -> list[str | None]:
+    places = list(dict.fromkeys([*first, *second]))
+    return places if len(places) <= 8 else [None]
 
 
 def _output_of(words: list[str], stdin: str | None) -> str | None:
@@ -57,15 +113,17 @@ def _output_of(words: list[str], stdin: str | None) -> str | None:
     return stdin if program == "cat" and len(words) == 1 else None
 
 
-def _check_simple(simple: Simple, stdin: str | None, features_name: str, depth: int) -> str | None:
-    reason = path_reason(simple.writes, "a shell redirection", features_name)
+def _check_simple(
+    simple: Simple, stdin: str | None, site: Site, depth: int, line_env: dict[str, str]
+) -> str | None:
+    reason = path_reason(simple.writes, "a shell redirection", site)
     if reason:
         return reason
-    env, argv = _unwrap(simple.words, stdin if simple.piped else None)
+    env, argv = unwrap(simple.words, stdin if simple.piped else None)
     reason = _check_environment(env, argv)
     if reason or not argv:
         return reason
-    return _check_argv(argv, stdin, features_name, depth)
+    return _check_argv(argv, stdin, site, depth, {**line_env, **env})
 
 
 # Wrappers that run the rest of their words as a command: short options taking a value,
@@ -120,7 +178,7 @@ WRAPPERS: dict[str, tuple[str, tuple[str, ...], int]] = {
 KEYWORDS = {"if", "then", "else", "elif", "do", "while", "until", "!", "{", "}"}
 
 
-def _unwrap(words: list[str], piped: str | None) -> tuple[dict[str, str], list[str]]:
+def unwrap(words: list[str], piped: str | None) -> tuple[dict[str, str], list[str]]:
     """Variable assignments and wrappers looked through: (environment, the command run)."""
     env: dict[str, str] = {}
     index = 0
@@ -154,6 +212,7 @@ def _unwrap(words: list[str], piped: str | None) -> tuple[dict[str, str], list[s
 
 
 COMMITTERS = {"git", "pre-commit", "shiftkit", ""}
+SHIFTKIT_READS = {"", "status", "list", "next", "show", "cost", "audit", "guard", "help", "doctor"}
 
 
 def _env_reason(name: str, how: str) -> str | None:
@@ -163,12 +222,17 @@ def _env_reason(name: str, how: str) -> str | None:
         return (
             f"{how} PRE_COMMIT_ALLOW_NO_CONFIG lets commits through without hooks; {USE_SHIFTKIT}"
         )
-    if name.startswith("GIT_CONFIG") and name != "GIT_CONFIG_NOSYSTEM":
-        return (
-            f"{how} {name} can set git config such as core.hooksPath and point git away "
-            f"from the hooks; {USE_SHIFTKIT}"
-        )
     return None
+
+
+def _export_reason(name: str, how: str) -> str | None:
+    if redirects(name):
+        return (
+            f"{how} {name} points every later git command at other config (where "
+            f"core.hooksPath can be set), another repository or other programs; set it only "
+            f"for a command that reads (`{name}=... git log`); {USE_SHIFTKIT}"
+        )
+    return _env_reason(name, how)
 
 
 def _check_environment(env: dict[str, str], argv: list[str]) -> str | None:
@@ -181,42 +245,44 @@ def _check_environment(env: dict[str, str], argv: list[str]) -> str | None:
     return None
 
 
-def _check_argv(argv: list[str], stdin: str | None, features_name: str, depth: int) -> str | None:
+def _check_argv(
+    argv: list[str], stdin: str | None, site: Site, depth: int, env: dict[str, str]
+) -> str | None:
     program = os.path.basename(argv[0])
     args = argv[1:]
     if program in {"sh", "bash", "zsh", "dash", "ksh", "ash", "busybox"}:
-        return _check_shell(args, stdin, features_name, depth)
+        return _check_shell(args, stdin, site, depth)
     if program == "eval":
-        return _check_line(" ".join(args), features_name, depth + 1)
+        return _check_line(" ".join(args), site, depth + 1)
     if program == "git":
-        return check_git(args, features_name, depth, _check_line)
+        return check_git(args, site, depth, _check_line, env)
     if program == "shiftkit":
-        return check_shiftkit(args)
+        return check_shiftkit(args) or _shiftkit_redirect(args, env)
     if program == "pre-commit":
-        return check_pre_commit(args)
+        return check_pre_commit(args) or redirect_reason(env, "pre-commit", args[0] if args else "")
     if program == "find":
-        return _check_find(args, features_name, depth)
+        return _check_find(args, site, depth)
     if program == "chmod":
-        return check_chmod(args, features_name)
+        return check_chmod(args, site)
     if program in {"export", "declare", "typeset", "local", "readonly"}:
         return _check_export(program, args)
     interpreter = re.sub(r"[\d.]+$", "", program)
     if interpreter in INTERPRETERS:
-        reason = check_interpreter(interpreter, args, stdin, features_name, depth)
+        reason = check_interpreter(interpreter, args, stdin, site, depth)
         if reason:
             return reason
-    return check_writers(program, args, features_name)
+    return check_writers(program, args, site)
 
 
-def _check_shell(args: list[str], stdin: str | None, features_name: str, depth: int) -> str | None:
+def _check_shell(args: list[str], stdin: str | None, site: Site, depth: int) -> str | None:
     if args[:1] == ["sh"] or args[:1] == ["bash"]:  # `busybox sh -c ...`
         args = args[1:]
     options = parse_options(args, "oO", "", ("--rcfile", "--init-file"), first_positional_ends=True)
     if "-c" in options.names():
         code = options.positional[0] if options.positional else ""
-        return _check_line(code, features_name, depth + 1)
+        return _check_line(code, site, depth + 1)
     if (not options.positional or "-s" in options.names()) and stdin:
-        return _check_line(stdin, features_name, depth + 1)
+        return _check_line(stdin, site, depth + 1)
     return None  # a script file: not read
 
 
@@ -226,13 +292,18 @@ def _check_export(program: str, args: list[str]) -> str | None:
     if not exporting or "-n" in options.names():
         return None
     for word in options.positional:
-        reason = _env_reason(word.partition("=")[0], f"exporting (`{program}`)")
+        reason = _export_reason(word.partition("=")[0], f"exporting (`{program}`)")
         if reason:
             return reason
     return None
 
 
-def _check_find(args: list[str], features_name: str, depth: int) -> str | None:
+def _shiftkit_redirect(args: list[str], env: dict[str, str]) -> str | None:
+    sub = next((arg for arg in args if not arg.startswith("-")), "")
+    return redirect_reason(env, "shiftkit", "" if sub in SHIFTKIT_READS else sub or "")
+
+
+def _check_find(args: list[str], site: Site, depth: int) -> str | None:
     starts: list[str] = []
     while len(starts) < len(args) and not args[len(starts)].startswith(("-", "(", "!")):
         starts.append(args[len(starts)])
@@ -243,7 +314,7 @@ def _check_find(args: list[str], features_name: str, depth: int) -> str | None:
     ]
     candidates = starts + names + [os.path.join(s, n) for s in starts for n in names]
     if "-delete" in args:
-        reason = path_reason(candidates, "`find -delete`", features_name, removing=True)
+        reason = path_reason(candidates, "`find -delete`", site, removing=True)
         if reason:
             return reason
     for index, arg in enumerate(args):
@@ -252,7 +323,7 @@ def _check_find(args: list[str], features_name: str, depth: int) -> str | None:
         end = next((j for j in range(index + 1, len(args)) if args[j] in {";", "+"}), len(args))
         for candidate in candidates or ["{}"]:
             words = [word.replace("{}", candidate) for word in args[index + 1 : end]]
-            reason = _check_simple(Simple(words, [], None, False), None, features_name, depth)
+            reason = _check_simple(Simple(words, [], None, False), None, site, depth, {})
             if reason:
                 return reason
     return None

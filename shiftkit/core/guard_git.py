@@ -4,13 +4,16 @@ redirects the hooks, protected files removed)."""
 
 from __future__ import annotations
 
+import fnmatch
+import os
+import re
 from collections.abc import Callable
 
 from shiftkit.core.guard_options import Options, abbreviates, parse_options
-from shiftkit.core.guard_paths import INSTEAD, LABELS, USE_SHIFTKIT, path_reason
+from shiftkit.core.guard_paths import INSTEAD, LABELS, USE_SHIFTKIT, Site, path_kind, path_reason
 
-# Checks a shell line (text, feature list name, depth): the alias check reads its body.
-LineCheck = Callable[[str, str, int], str | None]
+# Checks a shell line (text, the project, depth): the alias check reads its body.
+LineCheck = Callable[[str, Site, int], str | None]
 
 GIT_GLOBAL_VALUES = {
     "-C",
@@ -80,6 +83,8 @@ GIT_OPTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "revert": ("m", "S", ("--mainline", "--strategy", "--strategy-option", "--cleanup")),
     "config": ("f", "", ("--file", "--blob", "--type", "--default", "--comment", "--value")),
     "update-ref": ("m", "", ("--message",)),
+    "restore": ("s", "", ("--source", "--pathspec-from-file", "--conflict")),
+    "checkout": ("bB", "", ("--conflict", "--pathspec-from-file", "--orphan")),
 }
 NO_VERIFY = {"commit", "merge", "am", "cherry-pick", "revert", "pull", "push"}
 MOVES_HISTORY = {
@@ -92,28 +97,195 @@ MOVES_HISTORY = {
 }
 
 
-def check_git(args: list[str], features_name: str, depth: int, line: LineCheck) -> str | None:
-    index = 0
+def check_git(
+    args: list[str], site: Site, depth: int, line: LineCheck, env: dict[str, str]
+) -> str | None:
+    """Why this git command (its arguments, the environment set for it) must not run."""
+    index, settings = 0, []
     while index < len(args) and args[index].startswith("-"):
         name, equals, value = args[index].partition("=")
         index += 1
         if name in GIT_GLOBAL_VALUES and not equals and index < len(args):
             value, index = args[index], index + 1
         if name in {"-c", "--config-env"}:
-            key, _, setting = value.partition("=")
-            how = f"`git {name} {key}=...`"
-            reason = _git_setting(key, setting, how, features_name, depth, line)
-            if reason:
-                return reason
+            settings.append((name, value))
+        elif name == "-C":
+            place = site.place(value)
+            site = site if place is None else site.at(place)
+        elif name == "--git-dir":
+            site = _by_git_dir(value, site)
+    if "GIT_DIR" in env:
+        site = _by_git_dir(env["GIT_DIR"], site)
+    if site.outside():
+        return None  # another repository: its hooks are not this project's
+    for name, value in settings:
+        key, _, setting = value.partition("=")
+        reason = _git_setting(key, setting, f"`git {name} {key}=...`", site, depth, line)
+        if reason:
+            return reason
     if index >= len(args) or args[index + 1 : index + 2] in (["-h"], ["--help"]):
         return None
     sub, rest = args[index], args[index + 1 :]
     values, optional, long_values = GIT_OPTIONS.get(sub, ("", "", ()))
     options = parse_options(rest, values, optional, long_values)
+    reason = redirect_reason(env, "git", sub if not reads(sub, options) else "")
+    if reason:
+        return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
     reason = _check_no_verify(sub, options)
-    return reason or _check_git_write(sub, options, features_name, depth, line)
+    reason = reason or _check_source(sub, rest, options, site)
+    return reason or _check_git_write(sub, options, site, depth, line)
+
+
+def _by_git_dir(git_dir: str, site: Site) -> Site:
+    """`--git-dir`/`GIT_DIR`: this project's .git keeps the place, another one leaves it."""
+    if path_kind(git_dir, site) == "gitdir":
+        return site.at("") if site.outside() else site
+    place = site.place(git_dir)
+    if place is None:
+        return site  # not known: judged as this project's
+    return site.at(place if place.startswith("/") else "/" + place)
+
+
+# Variables that point git at other config (where core.hooksPath can be set), another
+# repository, index, object store or programs: set for a command that writes, they step
+# around the hooks; for one that only reads they are harmless.
+REDIRECTS = {
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_EXEC_PATH",
+    "GIT_NAMESPACE",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+    "GIT_TEMPLATE_DIR",
+}
+GIT_READS = {
+    "log",
+    "show",
+    "status",
+    "diff",
+    "blame",
+    "annotate",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "ls-remote",
+    "cat-file",
+    "grep",
+    "describe",
+    "shortlog",
+    "whatchanged",
+    "name-rev",
+    "merge-base",
+    "for-each-ref",
+    "show-ref",
+    "show-branch",
+    "count-objects",
+    "var",
+    "version",
+    "help",
+    "check-ignore",
+    "check-attr",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "range-diff",
+    "verify-commit",
+    "verify-tag",
+    "archive",
+    "--version",
+}
+
+
+def redirects(name: str) -> bool:
+    """Whether setting this variable can point git away from this project's hooks."""
+    return name in REDIRECTS or (name.startswith("GIT_CONFIG") and name != "GIT_CONFIG_NOSYSTEM")
+
+
+def reads(sub: str, options: Options) -> bool:
+    """Whether this git subcommand only reads (config: its read forms)."""
+    if sub == "config":
+        names, words = set(options.names()), options.positional
+        return (
+            bool(names & CONFIG_READS)
+            or words[:1] in (["get"], ["list"])
+            or (len(words) == 1 and not names & CONFIG_WRITES and words[0] not in CONFIG_ACTIONS)
+        )
+    return sub in GIT_READS
+
+
+def redirect_reason(env: dict[str, str], program: str, writes: str) -> str | None:
+    """Why a command that writes (`writes` names it; "" when it only reads) must not run with
+    this environment."""
+    name = next((name for name in env if redirects(name)), None)
+    if name is None or not writes:
+        return None
+    return (
+        f"setting {name} for `{program} {writes}` points git at other config (where "
+        f"core.hooksPath can be set), another repository or other programs, stepping around "
+        f"the commit hooks; run it without {name}: {USE_SHIFTKIT}"
+    )
+
+
+# Where git copies files from another commit into the work tree: `checkout REV -- PATH`,
+# `restore --source=REV PATH`. The feature list and the records rewritten so are denied.
+SAME_COMMIT = {"HEAD", "@"}
+
+
+def _check_source(sub: str, rest: list[str], options: Options, site: Site) -> str | None:
+    if sub == "checkout":
+        if "--" in rest:
+            before = [w for w in rest[: rest.index("--")] if not w.startswith("-")]
+            source, paths = (before[:1] or [""])[0], rest[rest.index("--") + 1 :]
+        else:
+            words = options.positional
+            source, paths = (words[0], words[1:]) if len(words) > 1 else ("", [])
+    elif sub == "restore":
+        source = options.value("-s", "--source") or ""
+        paths = options.positional
+    else:
+        return None
+    if not source or source in SAME_COMMIT or not paths:
+        return None
+    for path in paths:
+        name = _protected_under(path, site)
+        if name:
+            return (
+                f"`git {sub}` of {name} from {source} rewrites it from another commit by "
+                f"hand; {INSTEAD['features']}; the progress log, its archive and the ledger "
+                f"only grow, through shiftkit"
+            )
+    return None
+
+
+def _protected_under(pathspec: str, site: Site) -> str | None:
+    """The feature list or record a pathspec covers: the file, a folder above it, a glob."""
+    spec = pathspec.removeprefix(":/").removeprefix(":(top)")
+    for name in (site.features, *site.records):
+        target = os.path.normpath(name)
+        place = site.place(spec) if spec not in ("", ".") else site.cwd or ""
+        if place is None:
+            place = os.path.normpath(spec)
+        if place.startswith("/"):
+            continue
+        if (
+            place in ("", ".")
+            or target == place
+            or target.startswith(place + "/")
+            or (re.search(r"[*?\[]", spec) and fnmatch.fnmatch(target, place))
+        ):
+            return name
+    return None
 
 
 def _check_no_verify(sub: str, options: Options) -> str | None:
@@ -148,11 +320,11 @@ def _check_history(sub: str, options: Options) -> str | None:
 
 
 def _check_git_write(
-    sub: str, options: Options, features_name: str, depth: int, line: LineCheck
+    sub: str, options: Options, site: Site, depth: int, line: LineCheck
 ) -> str | None:
     names = options.names()
     if sub == "config":
-        return _check_git_config(options, features_name, depth, line)
+        return _check_git_config(options, site, depth, line)
     if sub == "update-index" and any(
         abbreviates(n, "--skip-worktree", 4) or abbreviates(n, "--assume-unchanged", 4)
         for n in names
@@ -171,7 +343,7 @@ def _check_git_write(
                 f"{USE_SHIFTKIT}"
             )
     if sub in {"rm", "mv"} and not {"-n", "--dry-run"} & set(names):
-        return path_reason(options.positional, f"`git {sub}`", features_name, removing=True)
+        return path_reason(options.positional, f"`git {sub}`", site, removing=True)
     return None
 
 
@@ -199,9 +371,7 @@ CONFIG_WRITES = {
 CONFIG_ACTIONS = {"get", "list", "set", "unset", "rename-section", "remove-section", "edit"}
 
 
-def _check_git_config(
-    options: Options, features_name: str, depth: int, line: LineCheck
-) -> str | None:
+def _check_git_config(options: Options, site: Site, depth: int, line: LineCheck) -> str | None:
     names, words = set(options.names()), list(options.positional)
     action = words.pop(0) if words and words[0] in CONFIG_ACTIONS else ""
     if names & CONFIG_READS or action in {"get", "list"}:
@@ -218,11 +388,11 @@ def _check_git_config(
     if names & {"--remove-section", "--rename-section"} or "section" in action:
         key += ".hookspath" if key.lower() == "core" else ".path"
     value = words[1] if len(words) > 1 else "true"
-    return _git_setting(key, value, f"`git config {key}`", features_name, depth, line)
+    return _git_setting(key, value, f"`git config {key}`", site, depth, line)
 
 
 def _git_setting(
-    key: str, value: str, how: str, features_name: str, depth: int, line: LineCheck
+    key: str, value: str, how: str, site: Site, depth: int, line: LineCheck
 ) -> str | None:
     lowered = key.lower()
     if lowered == "core.hookspath":
@@ -238,7 +408,7 @@ def _git_setting(
         return f"{how} changes the features.json merge driver; {INSTEAD['gitconfig']}"
     if lowered.startswith("alias.") and value:
         body = value[1:] if value.startswith("!") else "git " + value
-        reason = line(body, features_name, depth + 1)
+        reason = line(body, site, depth + 1)
         if reason:
             return f"{how} defines an alias that would do what is denied here: {reason}"
     return None

@@ -12,6 +12,7 @@ from shiftkit.core.guard_paths import (
     INSTEAD,
     PERSON,
     USE_SHIFTKIT,
+    Site,
     into,
     label,
     path_kind,
@@ -54,12 +55,12 @@ def _disables(mode: str) -> bool:
     return any(("-" in c and re.search(r"[rx]", c)) or ("=" in c and "x" not in c) for c in clauses)
 
 
-def check_chmod(args: list[str], features_name: str) -> str | None:
+def check_chmod(args: list[str], site: Site) -> str | None:
     words = [a for a in args if not a.startswith("--") and a not in {"-R", "-v", "-c", "-f"}]
     if not words or not re.match(CHMOD_MODE, words[0]) or not _disables(words[0]):
         return None
     for path in words[1:]:
-        if path_kind(path, features_name) in {"hooks", "gitdir"}:
+        if path_kind(path, site) in {"hooks", "gitdir"}:
             return (
                 f"`chmod {words[0]}` on {path} disables the commit hooks (.git/hooks); "
                 f"{INSTEAD['hooks']}"
@@ -70,17 +71,48 @@ def check_chmod(args: list[str], features_name: str) -> str | None:
 # -- programs that write files -----------------------------------------------------------------
 
 
-def check_writers(program: str, args: list[str], features_name: str) -> str | None:
+def check_writers(program: str, args: list[str], site: Site) -> str | None:
     if program in {"rm", "unlink", "shred", "rmdir", "srm"}:
         options = parse_options(args, "nsu" if program == "shred" else "")
-        return path_reason(options.positional, f"`{program}`", features_name, removing=True)
+        return path_reason(options.positional, f"`{program}`", site, removing=True)
     if program in {"cp", "mv", "ln", "install", "rsync"}:
-        return _check_copy(program, args, features_name)
+        return _check_copy(program, args, site)
+    if program in {"tar", "bsdtar", "gtar", "unzip", "cpio"}:
+        return _check_unpack(program, args, site)
     writes = _written(program, args)
-    return path_reason(writes, f"`{program}`", features_name)
+    return path_reason(writes, f"`{program}`", site)
 
 
-def _check_copy(program: str, args: list[str], features_name: str) -> str | None:
+def _check_unpack(program: str, args: list[str], site: Site) -> str | None:
+    """An archive unpacked writes names the command does not show: into .git it is denied,
+    and the members it names are checked as written."""
+    if program == "unzip":
+        options = parse_options(args, "dxP", "", ())
+        folder = options.value("-d") or "."
+        members = options.positional[1:]
+    elif program == "cpio":
+        options = parse_options(args, "DEHIFMORs", "", ("--directory", "--file", "--format"))
+        if not {"-i", "--extract"} & set(options.names()):
+            return None
+        folder, members = options.value("-D", "--directory") or ".", options.positional
+    else:
+        if args and not args[0].startswith("-"):  # `tar xzf a.tar`: the first word is options
+            args = ["-" + args[0], *args[1:]]
+        options = parse_options(
+            args, "fCbHIKLNTVXg", "", ("--file", "--directory", "--exclude", "--use-compress")
+        )
+        names = options.names()
+        if not (
+            {"-x", "--extract", "--get"} & set(names) or any(n.startswith("--ex") for n in names)
+        ):
+            return None
+        folders = [v for n, v in options.given if n in {"-C", "--directory"} and v]
+        folder, members = (folders or ["."])[-1], options.positional
+    written = [folder] + [os.path.join(folder, member) for member in members]
+    return path_reason(written, f"unpacking with `{program}`", site, unseen=True)
+
+
+def _check_copy(program: str, args: list[str], site: Site) -> str | None:
     values = {"install": "tSmogZ", "rsync": "eBfT"}.get(program, "tS")
     options = parse_options(args, values, "", ("--target-directory", "--suffix", "--mode"))
     sources = list(options.positional)
@@ -90,10 +122,13 @@ def _check_copy(program: str, args: list[str], features_name: str) -> str | None
     if target is None:
         target = sources.pop() if len(sources) > 1 or program != "ln" else "."
     if program == "mv":
-        reason = path_reason(sources, "`mv`", features_name, removing=True)
+        reason = path_reason(sources, "`mv`", site, removing=True)
         if reason:
             return reason
-    return path_reason(into(target, sources), f"`{program}`", features_name)
+    recursive = program == "rsync" or any(
+        name in {"-r", "-R", "-a", "--recursive", "--archive"} for name in options.names()
+    )
+    return path_reason(into(target, sources, site), f"`{program}`", site, unseen=recursive)
 
 
 def _written(program: str, args: list[str]) -> list[str]:
@@ -162,8 +197,8 @@ INTERPRETERS = {
 WRITE_CODE = (
     r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]"""
     r"""|mode\s*=\s*['"][^'"]*[wax+]|inplace\s*=\s*True"""
-    r"""|\.write_(?:text|bytes)\s*\(|\.writelines?\s*\(|\.truncate\s*\(|\.unlink\s*\("""
-    r"""|\.rename\s*\(|\bdump\s*\(|\bos\.(?:replace|rename|remove|unlink|truncate|open)\b"""
+    r"""|\.open\s*\(\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|\.write_(?:text|bytes)\s*\(|\.writelines?\s*\(|\.truncate\s*\(|\.unlink\s*\("""
+    r"""|\.rename\s*\(|\bos\.(?:replace|rename|remove|unlink|truncate|open)\b"""
     r"""|\bshutil\.(?:copy\w*|move|rmtree)\b|writeFile|appendFile|createWriteStream"""
     r"""|\bfs\w*\.(?:promises\.)?(?:write|append|rename|copy|unlink|rm|truncate)"""
     r"""|\bFile\.(?:write|delete|rename)|\bFile\.open\s*\([^)]*['"][wa]|\bIO\.write"""
@@ -171,10 +206,10 @@ WRITE_CODE = (
 )
 
 
-def _mentioned(text: str, features_name: str) -> str | None:
+def _mentioned(text: str, site: Site) -> str | None:
     """The kind of protected file the text names, if any."""
     names = {
-        "features": os.path.basename(features_name),
+        "features": os.path.basename(site.features),
         "hooks": ".git/hooks",
         "gitconfig": ".git/config",
         "state": ".git/shiftkit",
@@ -185,7 +220,7 @@ def _mentioned(text: str, features_name: str) -> str | None:
 
 
 def check_interpreter(
-    name: str, args: list[str], stdin: str | None, features_name: str, depth: int
+    name: str, args: list[str], stdin: str | None, site: Site, depth: int
 ) -> str | None:
     code_letters, values = INTERPRETERS[name]
     options = parse_options(
@@ -201,10 +236,10 @@ def check_interpreter(
     if not codes and module is None and options.positional[:1] in ([], ["-"]):
         codes = [stdin or ""]
     code = "\n".join(codes)
-    kind = _mentioned(code + " " + " ".join(options.positional), features_name)
+    kind = _mentioned(code + " " + " ".join(options.positional), site)
     if kind and re.search(WRITE_CODE, code):
         return (
-            f"`{name}` code that opens {label(kind, features_name)} for writing changes it "
+            f"`{name}` code that opens {label(kind, site)} for writing changes it "
             f"by hand; {INSTEAD[kind]}"
         )
     return None

@@ -29,15 +29,26 @@ class Scan:
 
 class Simple:
     """One simple command: its words without redirections, the files its redirections write
-    (`>`, `>>`, `&>`, `<>`...), its here-document or here-string, and whether it reads a pipe."""
+    (`>`, `>>`, `&>`, `<>`...), its here-document or here-string, whether it reads a pipe, the
+    operator before it (`&&`, `;`, ...: "" for the first) and how many subshells it is in."""
 
-    __slots__ = ("piped", "stdin", "words", "writes")
+    __slots__ = ("group", "joined", "piped", "stdin", "words", "writes")
 
-    def __init__(self, words: list[str], writes: list[str], stdin: str | None, piped: bool) -> None:
+    def __init__(
+        self,
+        words: list[str],
+        writes: list[str],
+        stdin: str | None,
+        piped: bool,
+        joined: str = "",
+        group: int = 0,
+    ) -> None:
         self.words = words
         self.writes = writes
         self.stdin = stdin
         self.piped = piped
+        self.joined = joined
+        self.group = group
 
 
 def _substitution(command: str, start: int) -> tuple[str, int]:
@@ -159,6 +170,7 @@ def _items(line: str) -> list[tuple[str, bool]]:
 def simple_commands(line: str, heredocs: list[str]) -> list[Simple]:
     commands: list[Simple] = []
     current = Simple([], [], None, False)
+    joined, group = "", 0
     items = _items(line)
     index = 0
     while index < len(items):
@@ -176,7 +188,11 @@ def simple_commands(line: str, heredocs: list[str]) -> list[Simple]:
             continue
         if current.words or current.writes:
             commands.append(current)
-        current = Simple([], [], None, text in PIPES)
+            joined = text
+        elif text not in "()":
+            joined = text
+        group = max(0, group + (text == "(") - (text == ")"))
+        current = Simple([], [], None, text in PIPES, joined, group)
     if current.words or current.writes:
         commands.append(current)
     return commands
