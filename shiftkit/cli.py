@@ -587,10 +587,18 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
 @cli.command()
 def guard() -> int:
     """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
+    import os
+
     from shiftkit.commands import guard as guard_mod
 
     raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
-    code, message = guard_mod.run_hook(raw, _guard_project)
+    try:
+        seconds = float(os.environ.get("SHIFTKIT_GUARD_DEADLINE", guard_mod.DEADLINE))
+    except ValueError:
+        seconds = guard_mod.DEADLINE
+    if not 0 < seconds <= guard_mod.DEADLINE:  # (nan too) a test may shorten it, never lengthen
+        seconds = guard_mod.DEADLINE
+    code, message = guard_mod.run_with_deadline(raw, _guard_project, seconds)
     if message:
         click.echo(message, err=True)
     return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model

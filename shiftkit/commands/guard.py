@@ -24,6 +24,7 @@ from shiftkit.core.guard_command import MAX_DEPTH, check_command
 from shiftkit.core.guard_files import FILE_TOOLS, apply_edits, check_file_edit, payload_problem
 from shiftkit.core.guard_paths import INSTEAD, Site, label, path_kind
 from shiftkit.core.guard_shell import split_commands
+from shiftkit.edge import files
 
 __all__ = [
     "MAX_DEPTH",
@@ -100,7 +101,7 @@ def _check_features_edit(
     tool: str, tool_input: dict[str, Any], path: Path, features_name: str
 ) -> str | None:
     try:
-        current: str | None = path.read_text(encoding="utf-8")
+        current: str | None = files.read_text(path)
     except (OSError, UnicodeDecodeError):
         current = None
     if tool == "Write":
@@ -121,6 +122,42 @@ def _check_features_edit(
 # -- the hook ----------------------------------------------------------------------------------
 
 NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookEdit)"'
+
+
+# Claude Code kills the hook after its timeout (30 s in the template's settings) and then lets
+# the call through; the guard decides well before that, or denies (decision 0031).
+DEADLINE = 20.0
+
+
+def run_with_deadline(
+    raw: bytes,
+    locate: Callable[[str | None], tuple[Path | None, str | Site]],
+    seconds: float = DEADLINE,
+    say: Callable[[str], None] | None = None,
+) -> tuple[int, str]:
+    """`run_hook`, watched: past `seconds` the process prints one shiftkit: line and exits 2
+    (deny) from a watchdog thread, whatever the decision is waiting on."""
+    import sys
+    import threading
+
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if done.wait(seconds):
+            return
+        line = (
+            f"shiftkit: guard: no decision within {seconds:g} s (a file that never ends, a "
+            f"FIFO, a command too large to read in time); denied. Check the project's files "
+            f"with `shiftkit status`"
+        )
+        (say or (lambda text: print(text, file=sys.stderr, flush=True)))(line)
+        os._exit(2)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        return run_hook(raw, locate)
+    finally:
+        done.set()
 
 
 def run_hook(
