@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, shiftkit
+from conftest import fuzz_examples, run, shiftkit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shiftkit.commands import guard
 
@@ -689,3 +691,119 @@ def test_the_hook_knows_its_project(
     text = command.format(scratch=scratch, root=scaffold)
     result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": text}, cwd=scaffold))
     assert result.returncode == code, (text, result.output)
+
+
+# -- properties: no input makes the guard's modules raise, and a `cd` never hides a denial ------
+
+WORDS = [
+    "git",
+    "commit",
+    "-n",
+    "--no-verify",
+    "checkout",
+    "restore",
+    "--source=x",
+    "-s",
+    "--",
+    "features.json",
+    "claude-progress.txt",
+    ".git",
+    ".git/hooks",
+    "hooks",
+    "info/grafts",
+    "objects/info/alternates",
+    "cd",
+    "pushd",
+    "popd",
+    "..",
+    "/tmp/x",
+    "/work/proj",
+    "-C",
+    "HOME=/tmp/x",
+    "GIT_DIR=x",
+    "GIT_CONFIG_GLOBAL=/dev/null",
+    "export",
+    "env",
+    "tar",
+    "xf",
+    "-xf",
+    "-C",
+    "unzip",
+    "-d",
+    "rsync",
+    "-a",
+    "cp",
+    "-r",
+    "mv",
+    "rm",
+    "-rf",
+    "sh",
+    "-c",
+    "python3",
+    "-c",
+    "open('features.json','w')",
+    "&&",
+    "||",
+    ";",
+    "|",
+    "(",
+    ")",
+    "&",
+    "\n",
+    "$(",
+    "`",
+    "'",
+    '"',
+    "<<EOF",
+    ">",
+    ">>",
+    "#",
+    "{}",
+    "find",
+    "-exec",
+    "eval",
+    "xargs",
+]
+shell_lines = st.lists(st.sampled_from(WORDS) | st.text(max_size=8), max_size=24).map(" ".join)
+sites = st.builds(
+    guard.Site,
+    st.sampled_from(["features.json", "docs/list.json", "", "a/../b.json"]),
+    st.sampled_from([(), ("claude-progress.txt", ".shiftkit/ledger.jsonl")]),
+    st.sampled_from([None, "/work/proj", "/", "/tmp/p"]),
+    st.sampled_from([None, "", "sub", ".git", "/tmp/x", "/"]),
+)
+
+
+@settings(max_examples=fuzz_examples(300), deadline=None)
+@given(shell_lines | st.text(max_size=200), sites)
+def test_checking_any_line_anywhere_never_raises(line: str, site: guard.Site) -> None:
+    reason = guard.check_command(line, site)
+    assert reason is None or (isinstance(reason, str) and reason.strip())
+
+
+@settings(max_examples=fuzz_examples(100), deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["tool_name", "tool_input", "cwd", "x"]),
+        st.sampled_from(["Bash", "Write", "Edit"])
+        | st.fixed_dictionaries({}, optional={"command": shell_lines, "file_path": st.text()})
+        | st.text(max_size=20)
+        | st.none(),
+    )
+)
+def test_deciding_any_payload_never_raises(payload: dict[str, Any]) -> None:
+    for root in (None, Path("/work/proj")):
+        reason = guard.decide(payload, root, SITE)
+        assert reason is None or isinstance(reason, str)
+
+
+@settings(max_examples=fuzz_examples(100), deadline=None)
+@given(
+    st.sampled_from(DENIED_AT_SITE),
+    st.sampled_from(["(cd /tmp/elsewhere); ", "cd /tmp/x; ", "cd /tmp/x || ", "pushd /tmp/y; "]),
+)
+def test_a_cd_that_may_not_happen_never_hides_a_denial(
+    denied: tuple[str, str], prefix: str
+) -> None:
+    command, _ = denied
+    assert guard.check_command(prefix + command, SITE) is not None, prefix + command
