@@ -79,3 +79,14 @@ def test_the_guard_denies_when_it_cannot_decide_in_time(scaffold: Path) -> None:
         scaffold, "guard", input=payload.replace("echo x && ", ""), SHIFTKIT_GUARD_DEADLINE="5"
     )
     assert (code, stderr) == (0, "")
+
+
+def test_the_guards_deadline_is_under_its_hook_timeout() -> None:
+    from shiftkit.commands import guard
+    from shiftkit.core.resources import template_root
+
+    settings = json.loads((template_root() / "template/.claude/settings.json").read_text())
+    [entry] = settings["hooks"]["PreToolUse"]
+    [hook] = entry["hooks"]
+    assert hook["command"].startswith("shiftkit guard")
+    assert hook["timeout"] - 5 >= guard.DEADLINE  # time to start Python and print the line
