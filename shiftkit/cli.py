@@ -19,6 +19,7 @@ from shiftkit.edge import project
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
+    from shiftkit.core.guard_paths import Site
     from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
@@ -616,22 +617,34 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int
     return REFUSED if strict and any(f.person_actions for f in findings) else OK
 
 
-def _guard_project(cwd: str | None) -> tuple[Path | None, str]:
-    """The project root and feature list name for the guard, or (None, the default)."""
+def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
+    """The project root and the names the guard protects, or (None, the default list name)."""
+    from shiftkit.core.guard_paths import Site
+    from shiftkit.core.ledger import LEDGER_FILE
+
     try:
         proj = project.find(cwd)
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
-    return proj.root, proj.config.features
+    cfg = proj.config
+    return proj.root, Site(cfg.features, (cfg.progress, cfg.log.archive, LEDGER_FILE))
 
 
 @cli.command()
 def guard() -> int:
     """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
+    import os
+
     from shiftkit.commands import guard as guard_mod
 
     raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
-    code, message = guard_mod.run_hook(raw, _guard_project)
+    try:
+        seconds = float(os.environ.get("SHIFTKIT_GUARD_DEADLINE", guard_mod.DEADLINE))
+    except ValueError:
+        seconds = guard_mod.DEADLINE
+    if not 0 < seconds <= guard_mod.DEADLINE:  # (nan too) a test may shorten it, never lengthen
+        seconds = guard_mod.DEADLINE
+    code, message = guard_mod.run_with_deadline(raw, _guard_project, seconds)
     if message:
         click.echo(message, err=True)
     return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model

@@ -287,7 +287,7 @@ def use_shims(project: Path) -> None:
     for name in ("pre-commit", "commit-msg"):
         (project / ".git" / "hooks" / name).unlink()
     ok(project, "install-hooks")
-    assert "exec shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()
+    assert "-m shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()
 
 
 def shell_features(project: Path, *names: str) -> None:

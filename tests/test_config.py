@@ -183,3 +183,23 @@ def test_the_cost_settings_are_no_enforcement_settings() -> None:
     cheap = config.parse(f"[shiftkit.cost]\noutput_ratio = 1\n[shiftkit.prices]\nm = {PRICE}\n")
     assert config.enforcement_changes(config.Config(), cheap) == []
     assert config.setting(cheap, "cost.output_ratio") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("[shiftkit.claims]\nttl_hours = 9999999999\n", "shiftkit.claims.ttl_hours"),
+        ("[shiftkit]\nverify_timeout = 10000000000000000000000\n", "shiftkit.verify_timeout"),
+        ("[shiftkit]\nmax_attempts = 99999999999\n", "shiftkit.max_attempts"),
+        ("[shiftkit]\nregression_sample = 99999999999\n", "shiftkit.regression_sample"),
+        ("[shiftkit.log]\nkeep = 99999999999\n", "shiftkit.log.keep"),
+    ],
+)
+def test_whole_numbers_have_upper_bounds(text: str, key: str) -> None:
+    """`ttl_hours = 9999999999` made `claim` exit 4 (a timedelta overflow): refused as a bad
+    setting, in one line naming the key."""
+    with pytest.raises(BadInput) as caught:
+        config.parse(text)
+    assert caught.value.message.startswith(f".shiftkit.toml: key '{key}' must be at most ")
+    assert "\n" not in caught.value.message
+    assert config.parse("[shiftkit.claims]\nttl_hours = 87600\n").claims.ttl_hours == 87600

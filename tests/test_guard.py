@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, shiftkit
+from conftest import fuzz_examples, run, shiftkit
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shiftkit.commands import guard
 
@@ -570,3 +572,238 @@ def test_guard_imports_nothing_heavy() -> None:
     )
     result = run([sys.executable, "-c", code], Path.cwd())
     assert result.returncode == 0 and result.stdout.strip() == "[]", result.output
+
+
+# -- issue 19: the environment, where a command runs, .git's stores, lists from other commits --
+
+SITE = guard.Site(
+    "features.json",
+    ("claude-progress.txt", "progress-archive.txt", ".shiftkit/ledger.jsonl"),
+    "/work/proj",
+    "",
+)
+DENIED_AT_SITE: list[tuple[str, str]] = [
+    # an environment that points git at other config (core.hooksPath there), for a write
+    ("HOME=/tmp/x git commit -m 'F001: done'", "HOME"),
+    ("XDG_CONFIG_HOME=/tmp/x git commit -m x", "XDG_CONFIG_HOME"),
+    ("GIT_CONFIG_GLOBAL=/tmp/evil.cfg git commit -m x", "GIT_CONFIG_GLOBAL"),
+    ("GIT_CONFIG_SYSTEM=/tmp/evil.cfg git merge side", "GIT_CONFIG_SYSTEM"),
+    ("GIT_EXEC_PATH=/tmp/bin git commit -m x", "GIT_EXEC_PATH"),
+    ("GIT_INDEX_FILE=/tmp/index git commit -m x", "GIT_INDEX_FILE"),
+    ("env HOME=/tmp/x git commit -m x", "HOME"),
+    ("HOME=/tmp/x; git commit -m x", "HOME"),
+    ("HOME=/tmp/x shiftkit finish -m x", "HOME"),
+    ("export HOME=/tmp/x; git commit -m x", "HOME"),
+    ("export XDG_CONFIG_HOME=/tmp/x", "XDG_CONFIG_HOME"),
+    ("export GIT_DIR=/tmp/x/.git", "GIT_DIR"),
+    # a relative path inside .git after `cd`, and `cd` that may fail or ends with a subshell
+    ("cd .git; mv hooks hooks.off", ".git/hooks"),
+    ("cd .git && rm -rf hooks", ".git/hooks"),
+    ("cd .git/hooks && truncate -s 0 pre-commit", ".git/hooks"),
+    ("cd sub && rm ../.git/hooks/pre-commit", ".git/hooks"),
+    ("cd /tmp/x; git commit --no-verify -m x", "no-verify"),
+    ("cd /tmp/x || git commit -n -m x", "-n"),
+    ("(cd /tmp/x && true); git commit --no-verify -m x", "no-verify"),
+    ("cd /tmp/x && git commit -m x; git commit --no-verify -m y", "no-verify"),
+    ("cd /tmp/x && cd /work/proj && git commit -n -m x", "-n"),
+    ("rm /work/proj/.git/hooks/pre-commit", ".git/hooks"),
+    # writes into .git's stores: grafts, alternates, refs, by copy, sync or unpacking
+    ("cp /tmp/grafts .git/info/grafts", "grafts"),
+    ("cd .git && cp /tmp/grafts info/grafts", "grafts"),
+    ("cp /tmp/alternates .git/objects/info/alternates", "alternates"),
+    ("echo /tmp/other/objects > .git/objects/info/alternates", "alternates"),
+    ("echo 0123abcd > .git/refs/heads/main", "refs"),
+    ("rsync -a /tmp/evil/ .git/", ".git"),
+    ("cp -r /tmp/evil/. .git/info", ".git"),
+    ("tar -xf /tmp/evil.tar -C .git", ".git"),
+    ("cd .git && tar xf /tmp/evil.tar", ".git"),
+    ("unzip -o /tmp/evil.zip -d .git/objects/info", ".git"),
+    ("tar xzf /tmp/evil.tgz .git/hooks/pre-commit", ".git/hooks"),
+    # the list and the records rewritten from another commit
+    ("git checkout main -- features.json", "features.json"),
+    ("git checkout side features.json", "features.json"),
+    ("git checkout HEAD~3 -- .", "features.json"),
+    ("git restore --source=side features.json", "features.json"),
+    ("git restore -s HEAD~2 claude-progress.txt", "claude-progress.txt"),
+    ("git restore --source side -- progress-archive.txt", "progress-archive.txt"),
+    ("git checkout side -- .shiftkit/", "ledger"),
+]
+ALLOWED_AT_SITE = [
+    "python3 -c \"import json,sys; json.dump(json.load(open('features.json')), sys.stdout)\"",
+    "python3 -c \"import json; print(json.dumps(json.load(open('features.json')), indent=2))\"",
+    "GIT_CONFIG_GLOBAL=/dev/null git log",
+    "HOME=/tmp/x git status",
+    "HOME=/tmp/x git config --get user.name",
+    "GIT_CONFIG_GLOBAL=/dev/null git diff HEAD~1",
+    "HOME=/tmp/x shiftkit status",
+    "HOME=/tmp/home pytest -q",
+    "cd /tmp/other && git commit --no-verify -m x",
+    "cd /tmp/other && rm -rf .git/hooks",
+    "cd ../other && git commit -n -m x",
+    "git -C /tmp/other commit -n -m x",
+    "rm -rf /tmp/scratch/.git/hooks",
+    "cp /tmp/scratch/.git/config /tmp/config.bak",
+    "git checkout HEAD -- features.json",
+    "git checkout -- features.json",
+    "git restore features.json",
+    "git restore --staged features.json",
+    "git checkout side -- src/",
+    "git checkout side",
+    "tar xzf deps.tgz",
+    "tar -cf /tmp/backup.tar .git",
+    "unzip assets.zip -d static",
+    "cp -r src /tmp/",
+    "cd src && rm -rf build",
+]
+
+
+@pytest.mark.parametrize(("command", "mentions"), DENIED_AT_SITE)
+def test_denied_at_site(command: str, mentions: str) -> None:
+    reason = guard.check_command(command, SITE)
+    assert reason is not None, command
+    assert mentions in reason, reason
+    assert "shiftkit" in reason or "a person" in reason, reason
+
+
+@pytest.mark.parametrize("command", ALLOWED_AT_SITE)
+def test_allowed_at_site(command: str) -> None:
+    assert guard.check_command(command, SITE) is None, command
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        ("rm -rf {scratch}/.git/hooks", 0),
+        ("cd {scratch} && git commit --no-verify -m x", 0),
+        ("rm -rf {root}/.git/hooks", 2),
+        ("cd .git; mv hooks hooks.off", 2),
+        ("git checkout HEAD~1 -- claude-progress.txt", 2),
+        ("HOME={scratch} git commit -m x", 2),
+        ("GIT_CONFIG_GLOBAL=/dev/null git log", 0),
+    ],
+)
+def test_the_hook_knows_its_project(
+    scaffold: Path, tmp_path: Path, command: str, code: int
+) -> None:
+    """Through the CLI the guard knows the root and the records: another repository's hooks
+    are not this project's, the progress log is protected by its configured name."""
+    scratch = tmp_path / "scratch"
+    text = command.format(scratch=scratch, root=scaffold)
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": text}, cwd=scaffold))
+    assert result.returncode == code, (text, result.output)
+
+
+# -- properties: no input makes the guard's modules raise, and a `cd` never hides a denial ------
+
+WORDS = [
+    "git",
+    "commit",
+    "-n",
+    "--no-verify",
+    "checkout",
+    "restore",
+    "--source=x",
+    "-s",
+    "--",
+    "features.json",
+    "claude-progress.txt",
+    ".git",
+    ".git/hooks",
+    "hooks",
+    "info/grafts",
+    "objects/info/alternates",
+    "cd",
+    "pushd",
+    "popd",
+    "..",
+    "/tmp/x",
+    "/work/proj",
+    "-C",
+    "HOME=/tmp/x",
+    "GIT_DIR=x",
+    "GIT_CONFIG_GLOBAL=/dev/null",
+    "export",
+    "env",
+    "tar",
+    "xf",
+    "-xf",
+    "-C",
+    "unzip",
+    "-d",
+    "rsync",
+    "-a",
+    "cp",
+    "-r",
+    "mv",
+    "rm",
+    "-rf",
+    "sh",
+    "-c",
+    "python3",
+    "-c",
+    "open('features.json','w')",
+    "&&",
+    "||",
+    ";",
+    "|",
+    "(",
+    ")",
+    "&",
+    "\n",
+    "$(",
+    "`",
+    "'",
+    '"',
+    "<<EOF",
+    ">",
+    ">>",
+    "#",
+    "{}",
+    "find",
+    "-exec",
+    "eval",
+    "xargs",
+]
+shell_lines = st.lists(st.sampled_from(WORDS) | st.text(max_size=8), max_size=24).map(" ".join)
+sites = st.builds(
+    guard.Site,
+    st.sampled_from(["features.json", "docs/list.json", "", "a/../b.json"]),
+    st.sampled_from([(), ("claude-progress.txt", ".shiftkit/ledger.jsonl")]),
+    st.sampled_from([None, "/work/proj", "/", "/tmp/p"]),
+    st.sampled_from([None, "", "sub", ".git", "/tmp/x", "/"]),
+)
+
+
+@settings(max_examples=fuzz_examples(300), deadline=None)
+@given(shell_lines | st.text(max_size=200), sites)
+def test_checking_any_line_anywhere_never_raises(line: str, site: guard.Site) -> None:
+    reason = guard.check_command(line, site)
+    assert reason is None or (isinstance(reason, str) and reason.strip())
+
+
+@settings(max_examples=fuzz_examples(100), deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["tool_name", "tool_input", "cwd", "x"]),
+        st.sampled_from(["Bash", "Write", "Edit"])
+        | st.fixed_dictionaries({}, optional={"command": shell_lines, "file_path": st.text()})
+        | st.text(max_size=20)
+        | st.none(),
+    )
+)
+def test_deciding_any_payload_never_raises(payload: dict[str, Any]) -> None:
+    for root in (None, Path("/work/proj")):
+        reason = guard.decide(payload, root, SITE)
+        assert reason is None or isinstance(reason, str)
+
+
+@settings(max_examples=fuzz_examples(100), deadline=None)
+@given(
+    st.sampled_from(DENIED_AT_SITE),
+    st.sampled_from(["(cd /tmp/elsewhere); ", "cd /tmp/x; ", "cd /tmp/x || ", "pushd /tmp/y; "]),
+)
+def test_a_cd_that_may_not_happen_never_hides_a_denial(
+    denied: tuple[str, str], prefix: str
+) -> None:
+    command, _ = denied
+    assert guard.check_command(prefix + command, SITE) is not None, prefix + command

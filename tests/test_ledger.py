@@ -371,3 +371,36 @@ def test_hooks_refuse_edits_of_past_lines(scaffold: Path) -> None:
     refused = git(scaffold, "commit", "-m", "Add a line by hand")
     assert refused.returncode != 0 and "rule 12" in refused.output
     assert ".shiftkit/ledger.jsonl merge=union" in (scaffold / ".gitattributes").read_text()
+
+
+def test_absurd_numbers_are_refused_at_input_by_rule_12_and_by_the_readers(
+    scaffold: Path,
+) -> None:
+    """`usage add --input 1<400 zeros>` once made `status` and `cost` exit 4 in every clone
+    (a float overflow): it is bad input now, rule 12 refuses such a line, and a committed one
+    (hooks off) gives `cost` one shiftkit: line and leaves `status` working."""
+    huge = "1" + "0" * 400
+    bad = shiftkit(scaffold, "usage", "add", "--input", huge, "--output", "1")
+    assert bad.returncode == 2 and bad.stderr.startswith("shiftkit: --input"), bad.output
+    bad = shiftkit(scaffold, "usage", "add", "--input", "1", "--output", "1", "--cost-usd", "1e300")
+    assert bad.returncode == 2 and bad.stderr.startswith("shiftkit: --cost-usd"), bad.output
+    line = json.dumps(
+        {"at": "2026-11-30T10:00:00Z", "id": "u-huge", "input": int(huge), "kind": "usage"}
+    )
+    path = scaffold / ledger.LEDGER_FILE
+    path.write_text((path.read_text() if path.exists() else "") + line + "\n")
+    git_ok(scaffold, "add", ledger.LEDGER_FILE)
+    refused = git(scaffold, "commit", "-m", "Record usage")
+    assert refused.returncode != 0 and "rule 12" in refused.output and "digits" in refused.output
+    hooks = scaffold / ".git" / "hooks"
+    hooks.rename(hooks.with_name("hooks.off"))
+    git_ok(scaffold, "commit", "-q", "-m", "Record usage")
+    hooks.with_name("hooks.off").rename(hooks)
+    status = shiftkit(scaffold, "status")
+    assert status.returncode == 0, status.output
+    cost = shiftkit(scaffold, "cost")
+    assert cost.returncode == 2 and "Traceback" not in cost.output
+    assert (
+        cost.stderr.startswith("shiftkit: .shiftkit/ledger.jsonl line ")
+        and cost.stderr.count("\n") == 1
+    ), cost.stderr

@@ -446,3 +446,16 @@ def test_news_are_the_growth_per_key_in_a_stable_order() -> None:
         (("F001", "m"), Usage(2, 0, 0, 0)),
     ]
     assert ledger.news({}, before) == []
+
+
+def test_counts_and_amounts_have_upper_bounds() -> None:
+    line = '{"at":"%s","id":"u","kind":"usage","input":%d}'
+    assert ledger.parse_entry(line % (AT, ledger.MAX_TOKENS), "x").usage.input == ledger.MAX_TOKENS
+    with pytest.raises(BadInput, match="'input' must be a count of tokens up to"):
+        ledger.parse_entry(line % (AT, 10**400), "x")
+    with pytest.raises(BadInput, match="'usd' must be a finite amount"):
+        ledger.parse_entry(json.dumps({"at": AT, "id": "u", "kind": "usage", "usd": 1e300}), "x")
+    assert ledger.count_problem("--input", ledger.MAX_TOKENS + 1) is not None
+    assert ledger.count_problem("--input", 5) is None
+    problems = ledger.append_problems([""], line % (AT, 10**400) + "\n")
+    assert problems and "digits" in problems[0]

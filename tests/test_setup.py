@@ -4,9 +4,11 @@ first line and `shiftkit setup` installs them, once. Real `git clone`, real pre-
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from conftest import git, git_ok, shiftkit, use_shims, write
+import pytest
+from conftest import flip, git, git_ok, shiftkit, use_shims, write
 
 HOOKS = ("pre-commit", "commit-msg", "reference-transaction", "pre-push")
 
@@ -93,7 +95,7 @@ def test_without_the_framework_setup_installs_the_plain_shims(
     clone = clone_of(scaffold, tmp_path)
     done = shiftkit(clone, "setup")
     assert done.returncode == 0, done.output
-    assert "exec shiftkit hook" in (clone / ".git" / "hooks" / "pre-commit").read_text()
+    assert "-m shiftkit hook" in (clone / ".git" / "hooks" / "pre-commit").read_text()
     assert not first_line(clone).startswith("WARNING")
 
 
@@ -116,4 +118,38 @@ def test_install_hooks_still_installs_the_plain_shims(scaffold: Path) -> None:
         (scaffold / ".git" / "hooks" / name).unlink()
     result = shiftkit(scaffold, "install-hooks")
     assert result.returncode == 0, result.output
-    assert "exec shiftkit hook" in (scaffold / ".git" / "hooks" / "commit-msg").read_text()
+    assert "-m shiftkit hook" in (scaffold / ".git" / "hooks" / "commit-msg").read_text()
+
+
+@pytest.mark.parametrize("shims", [True, False], ids=["plain shims", "pre-commit framework"])
+def test_a_fake_shiftkit_on_path_is_not_what_the_hooks_run(
+    calc: Path, tmp_path: Path, shims: bool
+) -> None:
+    """`PATH=/tmp/fake:$PATH git commit` with a `shiftkit` that says yes: the shims run the
+    shiftkit recorded at install, so the flip is refused (with the framework, whose entry is
+    looked up on PATH, by the reference-transaction hook)."""
+    if shims:
+        use_shims(calc)
+    fake = write(tmp_path / "fake" / "shiftkit", "#!/bin/sh\ncat >/dev/null 2>&1\nexit 0\n")
+    fake.chmod(0o755)
+    before = git_ok(calc, "rev-parse", "HEAD")
+    flip(calc, "F001")
+    git_ok(calc, "add", "-A")
+    env = {"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"}
+    result = git(calc, "commit", "-m", "F001: add two numbers", env=env)
+    assert result.returncode != 0, result.output
+    assert git_ok(calc, "rev-parse", "HEAD") == before
+
+
+def test_setup_pins_a_shim_that_looks_shiftkit_up_on_path(scaffold: Path) -> None:
+    shim = scaffold / ".git" / "hooks" / "reference-transaction"
+    shim.write_text(
+        "#!/bin/sh\n# shiftkit: an old shim\nexec shiftkit hook reference-transaction\n"
+    )
+    shim.chmod(0o755)
+    assert "reference-transaction hook" in first_line(scaffold)
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0 and "reference-transaction" in done.output, done.output
+    assert "-m shiftkit hook reference-transaction" in shim.read_text()
+    again = shiftkit(scaffold, "setup")
+    assert again.returncode == 0 and "reference-transaction" not in again.output, again.output

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from shiftkit.core import cost
+from shiftkit.core import ledger as ledger_core
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Usage
 from shiftkit.edge import ledger, state
@@ -116,8 +117,15 @@ def add(
     import math
     import os
 
-    if usd is not None and not (math.isfinite(usd) and usd >= 0):
-        raise BadInput(f"--cost-usd must be a number of dollars, 0 or more (got {usd})")
+    if usd is not None and not (math.isfinite(usd) and 0 <= usd <= ledger_core.MAX_AMOUNT):
+        raise BadInput(
+            f"--cost-usd must be a number of dollars, 0 or more, up to "
+            f"{ledger_core.MAX_AMOUNT:,} (got {usd})"
+        )
+    for option, count in zip(("input", "cache-read", "cache-write", "output"), usage, strict=True):
+        problem = ledger_core.count_problem(f"--{option}", count)
+        if problem:
+            raise BadInput(problem)
     held = state.local_claim(ctx.git_dir)
     feature = held.feature if held else None
     entry = ledger.add_usage(

@@ -3,6 +3,9 @@ framework."""
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +18,29 @@ from shiftkit.edge import gitio
 HOOKS = ("pre-commit", "commit-msg")
 GUARD_HOOKS = ("reference-transaction", "pre-push")
 MARKER = "shiftkit"
+# How an installed shim runs shiftkit: by the absolute path of the interpreter that installed
+# it, never by a name looked up on PATH when the hook runs (decision 0030).
+RECORDED = re.compile(r"\bexec (?:'([^']+)'|(\S+)) -m shiftkit ")
+
+
+def shiftkit_command() -> str:
+    """The absolute command the shims run: this interpreter with `-m shiftkit`."""
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -m shiftkit"
+
+
+def shim_text(name: str) -> str:
+    """The bundled shim with its `shiftkit` calls pinned to `shiftkit_command()`."""
+    python = shlex.quote(os.path.abspath(sys.executable))
+    text = (hooks_dir() / name).read_text(encoding="utf-8")
+    text = text.replace("command -v shiftkit", f"command -v {python}")
+    return text.replace("exec shiftkit ", f"exec {shiftkit_command()} ")
+
+
+def recorded_python(text: str) -> str | None:
+    """The interpreter an installed shim runs shiftkit with; None: a shim that looks shiftkit
+    up on PATH (from before decision 0030), or not shiftkit's."""
+    match = RECORDED.search(text)
+    return (match.group(1) or match.group(2)) if match else None
 
 
 def configure_merge_driver(root: Path) -> None:
@@ -48,7 +74,7 @@ def place(target: Path, name: str, force: bool) -> Path:
                 f"your own); rerun with --force to replace it (it is kept as {name}.pre-shiftkit)"
             )
         shutil.copy2(destination, target / f"{name}.pre-shiftkit")
-    shutil.copyfile(hooks_dir() / name, destination)
+    destination.write_text(shim_text(name), encoding="utf-8")
     destination.chmod(0o755)
     return destination
 

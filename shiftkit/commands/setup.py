@@ -35,11 +35,18 @@ def _settings(root: Path) -> tuple[str, bool]:
 
 
 def _hook_ok(path: Path, markers: tuple[str, ...]) -> bool:
+    """An executable hook that is the pre-commit framework's or shiftkit's; a shiftkit shim
+    must run shiftkit by a recorded interpreter that still exists (decision 0030)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return os.access(path, os.X_OK) and any(marker in text for marker in markers)
+    if not os.access(path, os.X_OK) or not any(marker in text for marker in markers):
+        return False
+    if "pre-commit" in markers and "pre_commit" in text:  # the framework's own script
+        return True
+    python = install.recorded_python(text)
+    return python is not None and os.access(python, os.X_OK)
 
 
 def missing(root: Path, common_dir: Path) -> list[str]:

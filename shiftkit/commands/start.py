@@ -14,7 +14,7 @@ from typing import NamedTuple
 from shiftkit.core import features, orientation, progress
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import Refused
-from shiftkit.edge import claims, gitio, regression, state, verify
+from shiftkit.edge import claims, files, gitio, regression, state, verify
 from shiftkit.edge.context import Context, iso_now, read_optional, short
 from shiftkit.edge.project import read_features, read_features_at
 
@@ -170,7 +170,7 @@ def _decisions(ctx: Context, count: int) -> tuple[str, ...]:
     records = sorted(p for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md")) if folder.is_dir() else []
     titles = []
     for path in reversed(records[-count:] if count else []):
-        first = path.read_text(encoding="utf-8", errors="replace").lstrip().splitlines()[:1]
+        first = files.read_text(path, errors="replace").lstrip().splitlines()[:1]
         title = first[0].lstrip("# ").strip() if first else path.stem
         titles.append(orientation.clip(f"{path.name[:4]} {title}", 90))
     return tuple(titles)

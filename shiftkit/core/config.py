@@ -87,6 +87,16 @@ ENFORCEMENT_KEYS = (
     "people.policy",
 )
 _POSITIVE = {"verify_timeout", "max_attempts", "keep", "block", "ttl_hours"}
+# Upper bounds far past any real setting: a larger number is a typo, and some overflow where
+# they are used (`ttl_hours = 9999999999` as a timedelta; decision 0031).
+_MAXIMUM: dict[str, int] = {
+    "ttl_hours": 24 * 365 * 10,
+    "verify_timeout": 7 * 24 * 3600,
+    "max_attempts": 10_000,
+    "regression_sample": 100_000,
+    "keep": 1_000_000,
+    "block": 1_000_000,
+}
 
 
 def parse(text: str, source: str = CONFIG_FILE) -> Config:
@@ -187,6 +197,11 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
+        if key in _MAXIMUM and value > _MAXIMUM[key]:
+            raise BadInput(
+                f"{source}: key '{prefix}.{key}' must be at most {_MAXIMUM[key]:,}, got "
+                f"{_shown(repr(value))}"
+            )
         values[key] = value
     return values
 

@@ -105,10 +105,26 @@ def dumps(entries: Iterable[Entry]) -> str:
 
 
 _AMOUNTS = ("seconds", "usd")  # money and time: finite, never negative (a smaller bill)
+# Upper bounds no real entry comes near: a larger number is a typo or a forgery, and past
+# ~1e308 it would not even convert to a float in `shiftkit cost` (decision 0031).
+MAX_TOKENS = 10**15
+MAX_AMOUNT = 10**12
 
 
 def _amount(value: float) -> bool:
-    return math.isfinite(value) and value >= 0
+    return math.isfinite(value) and 0 <= value <= MAX_AMOUNT
+
+
+def count_problem(name: str, value: int) -> str | None:
+    """Why this is not a count of tokens an entry may hold (None when it is)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return f"{name!s} must be a count of tokens"
+    if value > MAX_TOKENS:
+        return (
+            f"{name!s} must be a count of tokens up to {MAX_TOKENS:,} (got a number of "
+            f"{len(str(value)) if value < 10**4000 else 'over 4000'} digits)"
+        )
+    return None
 
 
 def parse_entry(line: str, where: str) -> Entry:
@@ -130,13 +146,16 @@ def parse_entry(line: str, where: str) -> Entry:
             raise BadInput(f"{where}: '{key}' has the wrong type")
         if key in _AMOUNTS and not (isinstance(item, int | float) and _amount(item)):
             # (JSON has no NaN or infinity, but Python's json reads and writes them)
-            raise BadInput(f"{where}: '{key}' must be a finite amount, 0 or more")
+            raise BadInput(
+                f"{where}: '{key}' must be a finite amount, 0 or more, up to {MAX_AMOUNT:,}"
+            )
         fields[key] = item
     counts = []
     for key in Usage._fields:
         item = value.get(key, 0)
-        if isinstance(item, bool) or not isinstance(item, int) or item < 0:
-            raise BadInput(f"{where}: '{key}' must be a count of tokens")
+        problem = count_problem(f"'{key}'", item)
+        if problem:
+            raise BadInput(f"{where}: {problem}")
         counts.append(item)
     return Entry(kind, ident, at, usage=Usage(*counts), **fields)
 
@@ -282,7 +301,8 @@ def _message_of(line: str) -> Message | None:
 
 
 def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    counted = isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_TOKENS
+    return value if counted and isinstance(value, int) else 0
 
 
 def _parse_time(text: str) -> datetime | None:

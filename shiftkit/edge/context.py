@@ -12,7 +12,7 @@ from pathlib import Path
 from shiftkit.core import features
 from shiftkit.core.config import Config
 from shiftkit.core.errors import BadInput, HookRefused, Refused
-from shiftkit.edge import gitio, project, state
+from shiftkit.edge import files, gitio, project, state
 from shiftkit.edge.atomic import atomic_write
 
 
@@ -50,7 +50,7 @@ def short(oid: str | None) -> str:
 
 def read_optional(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return files.read_text(path)
     except FileNotFoundError:
         return ""
     except IsADirectoryError:
@@ -60,6 +60,8 @@ def read_optional(path: Path) -> str:
             f"{path.name}: not UTF-8 text (byte {exc.start}); shiftkit reads and writes it as "
             f"UTF-8: fix or remove that byte"
         ) from None
+    except OSError as exc:  # a FIFO or a device (files.NOT_REGULAR), permissions, I/O
+        raise BadInput(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
 
 
 def work_tree_id(ctx: Context) -> str:

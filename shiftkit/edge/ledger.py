@@ -18,7 +18,7 @@ from shiftkit.core import ledger
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Entry, Usage
-from shiftkit.edge import gitio, state
+from shiftkit.edge import files, gitio, state
 from shiftkit.edge.atomic import atomic_write
 
 TYPE_CHECKING = False
@@ -195,11 +195,11 @@ def add_usage(
 def transcript_texts(path: Path) -> list[str]:
     """The session's transcript and its subagents' (``<session>/subagents/*.jsonl`` beside
     it), as text; a file that cannot be read is skipped."""
-    files = [path, *sorted(path.with_suffix("").glob("**/*.jsonl"))]
+    found = [path, *sorted(path.with_suffix("").glob("**/*.jsonl"))]
     texts = []
-    for file in files:
+    for file in found:
         try:
-            texts.append(file.read_text(encoding="utf-8", errors="replace"))
+            texts.append(files.read_text(file, errors="replace"))
         except OSError:
             continue
     return texts

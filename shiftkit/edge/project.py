@@ -8,7 +8,7 @@ from pathlib import Path
 from shiftkit.core import config as config_mod
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput
-from shiftkit.edge import gitio
+from shiftkit.edge import files, gitio
 from shiftkit.edge.atomic import atomic_write
 
 
@@ -60,17 +60,16 @@ def committed_config(root: Path) -> config_mod.Config:
 
 def read_text(path: Path, name: str, hint: str) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return files.read_text(path)
     except FileNotFoundError:
         raise BadInput(f"{name}: file not found; {hint}") from None
     except UnicodeDecodeError:
         raise BadInput(f"{name}: not UTF-8 text") from None
     except IsADirectoryError:
         raise BadInput(f"{name}: is a directory, expected a file") from None
-    except OSError as exc:  # unreadable: permissions, a dangling link, an I/O error
-        raise BadInput(
-            f"{name}: cannot be read ({exc.strerror or exc}); fix its permissions"
-        ) from None
+    except OSError as exc:  # unreadable: permissions, a dangling link, an I/O error, a FIFO
+        fix = "" if exc.strerror == files.NOT_REGULAR else "; fix its permissions"
+        raise BadInput(f"{name}: cannot be read ({exc.strerror or exc}){fix}") from None
 
 
 def read_features(project: Project) -> features.FeatureList:
@@ -161,7 +160,7 @@ def write_features(project: Project, feature_list: features.FeatureList) -> None
 def load_config(root: Path) -> config_mod.Config:
     path = root / config_mod.CONFIG_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        text = files.read_text(path)
     except FileNotFoundError:
         return config_mod.Config()
     except UnicodeDecodeError:

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
-from shiftkit.edge import gitio, state, verify
+from shiftkit.edge import files, gitio, state, verify
 from shiftkit.edge.context import (
     Context,
     commit_bookkeeping,
@@ -225,10 +225,10 @@ def committed_listing(ctx: Context) -> Listing:
         return Listing(read_features(ctx.project), None, False)
     edited = None
     try:
-        working: bytes | None = ctx.project.features_path.read_bytes()
-    except OSError:
+        working: str | None = files.read_text(ctx.project.features_path, "surrogateescape")
+    except OSError:  # (missing, or not a regular file: not what HEAD holds either way)
         working = None
-    if committed.text is None or working != committed.text.encode("utf-8", "surrogateescape"):
+    if committed.text is None or working != committed.text:
         edited = f"(uncommitted edit of {name})"
         try:
             read_features(ctx.project)

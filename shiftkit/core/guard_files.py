@@ -1,0 +1,106 @@
+"""The guard on file-tool calls (Write, Edit, MultiEdit, NotebookEdit): whether the payload
+can be checked at all, and whether an edit of the feature list changes a status field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+STATUS_FIELDS = ("passes", "attempts", "blocked")
+
+FILE_TOOLS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+
+
+def apply_edits(current: str, edits: list[dict[str, Any]]) -> str | None:
+    text = current
+    for edit in edits:
+        old, new = edit.get("old_string", ""), edit.get("new_string", "")
+        if not isinstance(old, str) or not isinstance(new, str) or old not in text:
+            return None
+        text = text.replace(old, new) if edit.get("replace_all") else text.replace(old, new, 1)
+    return text
+
+
+def check_file_edit(
+    current: str | None, proposed: str | None, edit_text: str, features_name: str
+) -> str | None:
+    """Why this change of the feature list must not be made by hand, or None."""
+    before = _features(current)
+    after = _features(proposed)
+    if after is None:
+        if any(f'"{name}"' in edit_text for name in STATUS_FIELDS):
+            return (
+                f"this edit touches a status field of {features_name} "
+                f"({', '.join(STATUS_FIELDS)}); use `shiftkit finish`, `revert` or `unblock`"
+            )
+        return None
+    old_by_id = {item.get("id"): item for item in before or [] if isinstance(item, dict)}
+    for item in after:
+        if not isinstance(item, dict):
+            continue
+        old = old_by_id.get(item.get("id"))
+        if old is None:
+            if item.get("passes") is True:
+                return (
+                    f"{item.get('id')} would be appended already passing; append it with "
+                    f'"passes": false (`shiftkit add`) and finish it with `shiftkit finish`'
+                )
+            continue
+        for name in STATUS_FIELDS:
+            if old.get(name) != item.get(name):
+                return (
+                    f"this edit changes {item.get('id')}'s {name!r} in {features_name} by "
+                    f"hand; status fields change only through `shiftkit finish`, "
+                    f"`shiftkit revert` or `shiftkit unblock`"
+                )
+    new_ids = {item.get("id") for item in after if isinstance(item, dict)}
+    removed = [i for i in old_by_id if i not in new_ids]
+    if removed:
+        return f"this edit removes {removed[0]} from {features_name}; features are never removed"
+    return None
+
+
+def _features(text: str | None) -> list[Any] | None:
+    if text is None:
+        return None
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(document, dict) and isinstance(document.get("features"), list):
+        return list(document["features"])
+    return list(document) if isinstance(document, list) else None
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "missing"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "a number" if isinstance(value, (int, float)) else type(value).__name__
+    )
+
+
+def payload_problem(payload: dict[str, Any]) -> str | None:
+    """Why a Bash or file-tool call cannot be checked (it is then denied), or None."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or (tool != "Bash" and tool not in FILE_TOOLS):
+        return None
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return (
+            f"the {tool} call's tool_input is {_describe(tool_input)}, not an object, so it "
+            f"cannot be checked; denied"
+        )
+    key = "command" if tool == "Bash" else FILE_TOOLS[tool]
+    value = tool_input.get(key)
+    if not isinstance(value, str) or (tool != "Bash" and (not value or "\0" in value)):
+        return (
+            f"the {tool} call's {key} is {_describe(value)}, not a usable string, so it "
+            f"cannot be checked; denied"
+        )
+    return None
