@@ -447,6 +447,8 @@ def expected_problem(document: dict[str, Any]) -> bool:
                 and value < minimum
             ):
                 return True
+            if type(value) is int and value > config._MAXIMUM.get(key, value):
+                return True  # (an upper bound: ttl_hours = 9999999999 overflowed a date)
         return False
 
     return bad_table(config.Config, document["shiftkit"], True)
