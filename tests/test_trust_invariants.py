@@ -324,3 +324,32 @@ def test_an_honest_prune_and_merge_pass(one_project: Path) -> None:
     assert FEATURES  # (the list is untouched by a prune)
     audit = shiftkit(p, "audit")
     assert audit.returncode == 0, audit.output
+
+
+# -- 3 (in part). the pre-push hook asks the remote what it lacks --------------------------------
+
+
+def test_the_pre_push_hook_asks_the_remote_what_it_lacks(one_project: Path, tmp_path: Path) -> None:
+    """A hand-made flip with forged trailers, fetched into `refs/remotes/origin/wip` and
+    fast-forwarded onto main past the hooks: the remote never had it, so the push audits it,
+    whatever the local remote-tracking refs say."""
+    p = one_project
+    remote = tmp_path / "remote.git"
+    git_ok(tmp_path, "init", "-q", "--bare", str(remote))
+    git_ok(p, "remote", "add", "origin", str(remote))
+    git_ok(p, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(p), str(other))
+    edit_list(other, lambda items: next(i for i in items if i["id"] == "F002").update(passes=True))
+    add_log_entry(other, "F002")
+    git_ok(other, "add", "-A")
+    git_ok(other, *no_hooks(other), "commit", "-q", "-m", "F002: subtract two numbers")
+    tree = git_ok(other, "rev-parse", "HEAD^{tree}").strip()
+    forged = f"F002: subtract two numbers\n\nShiftkit-Feature: F002\nShiftkit-Verified: {tree}\n"
+    git_ok(other, *no_hooks(other), "commit", "-q", "--amend", "-m", forged)
+    git_ok(p, "fetch", "-q", str(other), "HEAD:refs/remotes/origin/wip")
+    git_ok(p, *no_hooks(p), "merge", "-q", "--ff-only", "origin/wip")
+    pushed = git(p, "push", "origin", "main")
+    assert pushed.returncode != 0, pushed.output
+    assert "push refused" in pushed.output and "F002" in pushed.output, pushed.output
+    assert git_ok(remote, "rev-parse", "main") != git_ok(p, "rev-parse", "main")
