@@ -696,10 +696,23 @@ def rule8_log(
         if len(parents) > 1:
             # A merge keeps every parent's entry, of its log and of its archive, in the log
             # or the archive.
+            # (a text the merge's log or archive begins with keeps its entries: a merge of
+            # large archives parses only what changed)
+            archive = proposed.archive or ""
+            texts = [
+                (name, text)
+                for name, text, whole in (
+                    (log_name, old_log, staged_log),
+                    (archive_name, parent.archive or "", archive),
+                )
+                if text and not whole.startswith(text)
+            ]
+            if not texts:
+                continue
             kept = {e.key for e in progress.parse(staged_log).entries} | {
-                e.key for e in progress.parse(proposed.archive or "").entries
+                e.key for e in progress.parse(archive).entries
             }
-            for name, text in ((log_name, old_log), (archive_name, parent.archive or "")):
+            for name, text in texts:
                 if any(e.key not in kept for e in progress.parse(text).entries):
                     problems.append(
                         Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {name}")
