@@ -115,9 +115,17 @@ def config_needed(staged: Sequence[str]) -> bool:
 
 def settings_if_watched(root: str, staged: Sequence[str], head: str | None) -> Judging | None:
     """The judging settings when a file they name (or a settings file) is staged."""
-    from shiftkit.edge import judge
+    from shiftkit.edge import gitio, judge
 
-    settings = judge.at_revisions(root, head, ":")
+    git_dir = own_git_dir(root)
+    others: list[str] = []
+    if git_dir is not None and head is not None and merging(root):
+        from pathlib import Path
+
+        others = gitio.merge_parents(Path(git_dir))
+    settings = judge.at_revisions(root, head, ":", others)
+    if others:
+        return settings  # (a merge is judged against every parent, whatever it stages)
     watched = (*judge.names(settings.parent), *judge.names(settings.proposed), *SETTINGS_FILES)
     return settings if any(name in staged for name in watched) else None
 
@@ -242,7 +250,7 @@ def commit_msg(root: str, message_file: str) -> int:
         problems = unit_file_violations(root, config_text, names, merging=True)
         if problems:
             return _refuse(problems)
-    if not maybe_relevant(config_text, names):
+    if not merging(root) and not maybe_relevant(config_text, names):
         return OK  # the common commit: no JSON, no TOML
     from shiftkit.edge import gitio
 
@@ -335,7 +343,7 @@ def _check(
     record_path = state.worktree_state(git_dir) / RECORD
     # Under the signed policy a person action's signature exists only once the commit does:
     # the reference-transaction hook must judge those commits itself.
-    approve = settings.parent.people.policy != "signed"
+    approve = settings.judge.policy != "signed"
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message, head)
     claim_oid = held.oid if held and report.flips == [held.feature] else None
     if message is None:

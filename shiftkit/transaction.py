@@ -177,20 +177,22 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
-    tips = []
+    tips, held = [], []
     for line in stdin.decode("utf-8", "surrogateescape").splitlines():
         parts = line.split()
         # Only branches carry work; claim refs and tags are not audited.
         if len(parts) == 4 and parts[1].strip("0") and parts[2].startswith("refs/heads/"):
             tips.append(parts[1])
-            if parts[3].strip("0") and _exists(ctx.root, parts[3]):
-                tips.append(f"^{parts[3]}")
+            if parts[3].strip("0"):
+                held.append(parts[3])
     if not tips:
         return OK
-    positive = [tip for tip in tips if not tip.startswith("^")]
-    selected = audit.protocol_commits(
-        ctx.root, [*tips, "--not", f"--remotes={remote}"], ctx.config.features, positive
-    )
+    # What the remote lacks, by what the remote itself holds: the values it advertised for
+    # the refs pushed (stdin) and its branches now — never the local refs/remotes/*, which
+    # any fetch can point anywhere (decision record 0028).
+    held += advertised_heads(ctx.root, remote)
+    known = _existing(ctx.root, held)
+    selected = audit.protocol_commits(ctx.root, [*tips, "--not", *known], ctx.config.features, tips)
     if not selected:
         return OK
 
@@ -209,7 +211,21 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     return REFUSED
 
 
-def _exists(root: Path, oid: str) -> bool:
+def advertised_heads(root: Path, remote: str) -> list[str]:
+    """The commits the remote's branches point at, asked of the remote (none when it cannot
+    be reached: then only what the push itself names is taken as held)."""
     from shiftkit.edge import gitio
 
-    return gitio.run(["cat-file", "-e", f"{oid}^{{commit}}"], root, check=False).returncode == 0
+    code, out, _ = gitio.plumb(["ls-remote", "--heads", "--", remote], root)
+    if code != 0:
+        return []
+    return [line.split()[0] for line in out.decode("utf-8", "replace").splitlines() if line]
+
+
+def _existing(root: Path, oids: list[str]) -> list[str]:
+    """Those of ``oids`` that are commits in this repository."""
+    from shiftkit.edge import gitio
+
+    unique = list(dict.fromkeys(oids))
+    found = gitio.object_ids(root, [f"{oid}^{{commit}}" for oid in unique])
+    return [oid for oid, there in zip(unique, found, strict=True) if there is not None]

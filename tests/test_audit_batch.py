@@ -230,7 +230,9 @@ def test_edits_the_text_comparison_cannot_vouch_for(listed: Path) -> None:
     edit_list(listed, lambda items: by_id(items, "F008").update(depends_on=["F404"]))
     dangling = land(listed, "F008 depends on nothing there")
     edit_list(listed, lambda items: by_id(items, "F008").pop("depends_on"))
-    land(listed, "Drop the dangling dependency")
+    # (its parent holds no valid list: it establishes one again, and brings F002's pass —
+    # decision record 0027)
+    fixed = land(listed, "Drop the dangling dependency")
     # A layout shiftkit does not write: checked whole, every time.
     document = json.loads((listed / FEATURES).read_text())
     by_id(document["features"], "F009")["passes"] = True
@@ -244,6 +246,7 @@ def test_edits_the_text_comparison_cannot_vouch_for(listed: Path) -> None:
         removed: {2},
         depends: {2},
         dangling: {1},
+        fixed: {2},
     }
 
 

@@ -748,18 +748,31 @@ def test_evaluate_before_any_feature_list_and_with_an_unreadable_one() -> None:
 
 
 def test_the_commit_that_establishes_the_list_changes_no_setting_and_flips_nothing() -> None:
-    established = _list({"index": 1, "attempts": 2})
-    report = rules.evaluate(
-        [_side(None)],
-        rules.Proposed(features.dumps(established), "", None),
-        rules_to_check=rules.ALL,
-        names=("features.json", "log", "archive"),
-        message="Add the feature list",
-        judge=rules.Judge(("features", "verify"), policy="signed"),
-        signature=lambda: "not signed",
-    )
+    def establish(listed: features.FeatureList, message: str) -> rules.Report:
+        return rules.evaluate(
+            [_side(None)],
+            rules.Proposed(features.dumps(listed), "", None),
+            rules_to_check=rules.ALL,
+            names=("features.json", "log", "archive"),
+            message=message,
+            judge=rules.Judge(("features", "verify"), policy="signed"),
+            signature=lambda: "not signed",
+        )
+
+    report = establish(_list(), "Add the feature list")
     assert report.violations == [] and report.flips == [] and report.person_actions == []
     assert report.staged is not None and len(report.staged) == 2
+    # Roots bring nothing (decision record 0027): no pass, no attempts, no block — unless a
+    # person imports them.
+    brought = establish(_list({"index": 1, "attempts": 2}), "Add the feature list")
+    assert [(int(v.rule), v.feature) for v in brought.violations] == [(2, "F002")]
+    assert "2 attempts" in brought.violations[0].message and brought.flips == []
+    passing = _list({"index": 0, "passes": True})
+    imported = establish(passing, "Import the list\n\nShiftkit-Override: verified upstream")
+    assert [int(v.rule) for v in imported.overridden] == [2]
+    assert imported.person_actions == ["override of rule(s) 2: verified upstream"]
+    # (a person's action: under the signed policy, signed)
+    assert [int(v.rule) for v in imported.violations] == [11]
 
 
 def test_rule13_two_records_with_one_number() -> None:

@@ -164,13 +164,21 @@ def merge_flips(
     driver's rule, so the merge itself must earn them as a flip (rules 3 to 6). Each parent
     after the first is taken with its common ancestors with the first parent. Demotions win:
     a feature that passed at a common ancestor, and that either side has demoted since, stays
-    demoted. A pass comes from the first parent, or from another parent's own flip since
-    their common ancestors — judged when it was committed. A parent with no common ancestor
-    (an unrelated history, never judged) brings no pass. A feature no parent has is
-    rule 2's."""
+    demoted. A pass comes from a parent's side: the first parent's, or another parent's own
+    flip since their common ancestors — judged when it was committed. Every parent is a
+    judge (decision record 0028): a parent with no common ancestor with the first (an
+    unrelated history) brings no pass, and when such a parent holds a list, the first
+    parent's passes are no more earned than its own — nothing since a common ancestor was
+    judged on both sides. A feature no parent has is rule 2's."""
     from shiftkit.core import features
 
     lists = [p.features for p in parents]
+    related = [
+        bool(base and index - 1 < len(base.bases) and base.bases[index - 1])
+        for index in range(1, len(parents))
+    ]
+    # (a parent without a list is not in protocol history: it judges no pass)
+    first_judged = all(ok or lst is None for ok, lst in zip(related, lists[1:], strict=True))
     result = []
     for item in staged.items:
         feature_id = item["id"]
@@ -184,9 +192,9 @@ def merge_flips(
         ]
         if all(s is None for s in status):
             continue
-        demoted, earned = False, status[0] is True
+        demoted, earned = False, status[0] is True and first_judged
         for index in range(1, len(parents)):
-            ancestors = base.bases[index - 1] if base and index - 1 < len(base.bases) else ()
+            ancestors = base.bases[index - 1] if related[index - 1] and base else ()
             passed_before = any(
                 lst is not None and features.passes(lst, feature_id) for lst in ancestors
             )
@@ -197,6 +205,44 @@ def merge_flips(
         if demoted or not earned:
             result.append(feature_id)
     return result
+
+
+def unrelated_history(parents: Sequence[Side], base: MergeBase | None) -> bool:
+    """Whether a merge joins a parent with no common ancestor with its first parent: a second
+    root brought into protocol history, a person's action (decision record 0027)."""
+    if len(parents) < 2 or base is None:
+        return False
+    return any(not bases for bases in base.bases[: len(parents) - 1])
+
+
+def rule2_root(staged: features.FeatureList) -> list[Violation]:
+    """Roots bring nothing (decision record 0027): a commit that establishes the list (a root
+    of protocol history, the adopting commit included, or one re-adding a list its parents
+    lack) holds every feature open — not passing, no attempts, not blocked. Work verified
+    elsewhere comes in as a person's override."""
+    problems = []
+    for feature in staged.features:
+        held = [
+            what
+            for what, present in (
+                ("passing", feature.passes),
+                (f"{feature.attempts} attempts", feature.attempts > 0),
+                ("blocked", feature.blocked is not None),
+            )
+            if present
+        ]
+        if held:
+            problems.append(
+                Violation(
+                    Rule.DEFINITIONS,
+                    f"{feature.id} arrives {', '.join(held)} in a commit that establishes "
+                    f"the list (a new root of its history); a list starts with every feature "
+                    f"open — finish each with `shiftkit finish`, or import verified work as a "
+                    f"person (`shiftkit override`)",
+                    feature.id,
+                )
+            )
+    return problems
 
 
 def aligned_changes(
@@ -566,10 +612,16 @@ def rule10_config(
 
 
 def person_actions(
-    judge: Judge, unblocked: Sequence[str], overridden: Sequence[Violation], reason: str | None
+    judge: Judge,
+    unblocked: Sequence[str],
+    overridden: Sequence[Violation],
+    reason: str | None,
+    unrelated: bool = False,
 ) -> list[str]:
     """What in this change only a person may do (SPEC section 11)."""
     actions = []
+    if unrelated:
+        actions.append("merge of an unrelated history (a second root)")
     if overridden:
         rules_hit = ", ".join(str(int(r)) for r in sorted({v.rule for v in overridden}))
         actions.append(f"override of rule(s) {rules_hit}: {reason}")
@@ -641,17 +693,34 @@ def rule8_log(
             )
     for parent in parents:
         old_log = parent.log or ""
-        if staged_log.startswith(old_log):
-            continue
         if len(parents) > 1:
-            # A merge keeps every parent's entry, in the log or the archive.
-            kept = {e.key for e in progress.parse(staged_log).entries} | {
-                e.key for e in progress.parse(proposed.archive or "").entries
-            }
-            if any(e.key not in kept for e in progress.parse(old_log).entries):
-                problems.append(
-                    Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {log_name}")
+            # A merge keeps every parent's entry, of its log and of its archive, in the log
+            # or the archive.
+            # (a text the merge's log or archive begins with keeps its entries: a merge of
+            # large archives parses only what changed)
+            archive = proposed.archive or ""
+            texts = [
+                (name, text)
+                for name, text, whole in (
+                    (log_name, old_log, staged_log),
+                    (archive_name, parent.archive or "", archive),
                 )
+                if text and not whole.startswith(text)
+            ]
+            if not texts:
+                continue
+            kept = {e.key for e in progress.parse(staged_log).entries} | {
+                e.key for e in progress.parse(archive).entries
+            }
+            for name, text in texts:
+                if any(e.key not in kept for e in progress.parse(text).entries):
+                    problems.append(
+                        Violation(Rule.LOG_APPEND_ONLY, f"the merge lost entries of {name}")
+                    )
+            continue
+        if staged_log.startswith(old_log):
+            if not _archive_kept(parent.archive, proposed.archive):
+                problems.append(_archive_rewritten(archive_name, log_name))
             continue
         old, new = progress.parse(old_log), progress.parse(staged_log)
         if new.preamble != old.preamble:
@@ -662,6 +731,8 @@ def rule8_log(
             )
             continue
         if _is_append(old, new):
+            if not _archive_kept(parent.archive, proposed.archive):
+                problems.append(_archive_rewritten(archive_name, log_name))
             continue
         if not _is_prune(old, new, _moved_keys(parent.archive or "", proposed.archive), kept_ids):
             problems.append(
@@ -674,6 +745,23 @@ def rule8_log(
                 )
             )
     return problems
+
+
+def _archive_kept(old_archive: str | None, new_archive: str | None) -> bool:
+    """The log and its archive are one append-only record (decision record 0029): when no
+    entry left the log, the archive keeps exactly its entries — none lost, none added."""
+    if (old_archive or "") == (new_archive or ""):
+        return True
+    return _moved_keys(old_archive or "", new_archive) == []
+
+
+def _archive_rewritten(archive_name: str, log_name: str) -> Violation:
+    return Violation(
+        Rule.LOG_APPEND_ONLY,
+        f"{archive_name} lost or gained entries while none left {log_name}; the archive only "
+        f"grows, by the entries a prune moves out of the log — restore it with "
+        f"`git checkout HEAD -- {archive_name}`",
+    )
 
 
 def _is_append(old: Any, new: Any) -> bool:
@@ -814,7 +902,9 @@ def evaluate(
         if Rule.LOGGED in rules_to_check and message is not None:
             violations += rule5_message(flips, message)
         if Rule.DEFINITIONS in rules_to_check:
-            violations += rule2_definitions(parents, staged, pairs)
+            violations += (
+                rule2_root(staged) if establishing else rule2_definitions(parents, staged, pairs)
+            )
         if Rule.CLAIMED in rules_to_check:
             violations += rule6_claimed(flips, claimed, claims_enabled, claim_problem)
         if Rule.STATUS in rules_to_check:
@@ -831,7 +921,9 @@ def evaluate(
     if Rule.CONFIG in rules_to_check:
         violations += rule10_config(judge, flips, parents, staged, config_name)
     kept, overridden, reason = apply_override(violations, message)
-    actions = person_actions(judge, unblocked, overridden, reason)
+    actions = person_actions(
+        judge, unblocked, overridden, reason, unrelated_history(parents, merge_base)
+    )
     if Rule.PERSON in rules_to_check:
         kept += rule11_person(judge, actions, signature)
     return Report(kept, overridden, flips, reason, staged, actions)

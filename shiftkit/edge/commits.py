@@ -81,7 +81,7 @@ def judge_commit(
     checked, trust = None, None
     if history is None:
         first = commit.parents[0] if commit.parents else None
-        settings = judge.at_revisions(root, first, f"{commit.oid}:")
+        settings = judge.at_revisions(root, first, f"{commit.oid}:", commit.parents[1:])
         names = judge.names(settings.parent)
         sides, blobs = snapshot.read_sides(root, list(commit.parents), names, common_dir)
         if not commit.parents:
@@ -135,7 +135,7 @@ def judge_commit(
         **(trust or {}),
         judge=settings.judge,
         merge_base=base,
-        signature=lambda: judge.signature_problem(root, commit.oid, settings.signers),
+        signature=lambda: judge.signatures_problem(root, commit.oid, settings),
         checked=checked
         if checked is not None
         else snapshot.checked_list(common_dir, features_blob),

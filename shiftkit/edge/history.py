@@ -273,6 +273,8 @@ class History:
 
     def _settings_of(self, commit: Commit) -> judge.Judging:
         first = commit.parents[0] if commit.parents else None
+        if len(commit.parents) > 1:  # (every parent is a judge: read them all)
+            return judge.at_revisions(self.root, first, f"{commit.oid}:", commit.parents[1:])
         ids: tuple[str | None, ...] = ()
         if first is not None:  # (first: the commit's own are then read from its diff)
             ids = tuple(self.ids(first, judge.SETTINGS_FILES))
