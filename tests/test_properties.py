@@ -317,9 +317,10 @@ def apply_operation(project: Path, model: Model, op: Any) -> None:
         git_ok(project, "add", "-A")
         git_ok(project, "commit", "-q", "-m", f"Add {new_id}: {op.description.strip()}")
     elif isinstance(op, Decide):
-        ok(project, "decide", op.title, "--why", op.why, "--rejected", op.rejected)
-        git_ok(project, "add", "-A")
-        git_ok(project, "commit", "-q", "-m", f"Record the decision {op.title.strip()}")
+        # (outside a claim, `decide` commits its record itself)
+        assert "committed docs/decisions/" in ok(
+            project, "decide", op.title, "--why", op.why, "--rejected", op.rejected
+        )
     elif isinstance(op, Prune):
         ok(project, "log", "--prune")
     elif isinstance(op, DocsCommit):
