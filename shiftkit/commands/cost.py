@@ -114,7 +114,8 @@ def add(
 ) -> int:
     """Usage reported by any harness, for this worktree's current claim (else unattributed)."""
     import math
-    import os
+
+    from shiftkit.edge import session as sessions
 
     if usd is not None and not (math.isfinite(usd) and usd >= 0):
         raise BadInput(f"--cost-usd must be a number of dollars, 0 or more (got {usd})")
@@ -124,7 +125,7 @@ def add(
         ctx,
         usage,
         model=model,
-        session=session or os.environ.get("SHIFTKIT_SESSION") or "manual",
+        session=session or sessions.current(ctx.git_dir),
         source="manual",
         feature=feature,
         usd=usd,

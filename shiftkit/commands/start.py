@@ -231,12 +231,15 @@ def _claim_view(
     )
 
 
-def _claim_rows(taken: dict[str, claims.Claim], count: int) -> tuple[orientation.ClaimRow, ...]:
+def _claim_rows(
+    ctx: Context, taken: dict[str, claims.Claim], count: int
+) -> tuple[orientation.ClaimRow, ...]:
+    ttl = ctx.config.claims.ttl_hours
     return tuple(
         orientation.ClaimRow(
             id=c.feature,
             session=c.record.session if c.record else "(broken claim)",
-            stale=claims.staleness(c.record),
+            stale=claims.staleness(c.record, c.oid, ctx.common_dir, ttl),
         )
         for c in list(taken.values())[:count]
     )
@@ -251,6 +254,14 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
     if not lacking:
         return ()
     return (f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",)
+
+
+def _behind_remote(ctx: Context) -> tuple[str, ...]:
+    """A line when this branch is behind the claims remote's (it fetches that branch)."""
+    from shiftkit.commands.claims import behind_line
+
+    line, _ = behind_line(ctx)
+    return (line,) if line else ()
 
 
 def _upcoming(
@@ -289,7 +300,7 @@ def gather(
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
     return orientation.StartData(
-        warnings=setup_warnings(ctx),
+        warnings=(*setup_warnings(ctx), *_behind_remote(ctx)),
         where=orientation.Where(
             root=str(ctx.root),
             cwd=os.getcwd(),
@@ -317,7 +328,7 @@ def gather(
             for f in blocked[: amounts.blocked]
             if f.blocked
         ),
-        claims=_claim_rows(taken, amounts.claims),
+        claims=_claim_rows(ctx, taken, amounts.claims),
         checks=checks if checks is not None else record,
         checks_ran=checks is not None,
         skipped_because=skipped_because,

@@ -20,6 +20,9 @@ class ClaimsConfig(NamedTuple):
     enabled: bool = True
     remote: str = ""
     ttl_hours: int = 8
+    heartbeat_minutes: int = 10  # a remote claim's ref is refreshed at most this often
+    ref_prefix: str = "refs/shiftkit/claims/"  # where the remote keeps claims (a host may
+    # allow only some namespaces, e.g. "refs/heads/shiftkit-claims/")
 
 
 class PeopleConfig(NamedTuple):
@@ -83,9 +86,17 @@ ENFORCEMENT_KEYS = (
     "claims.enabled",
     "claims.remote",
     "claims.ttl_hours",
+    "claims.ref_prefix",
     "people.policy",
 )
-_POSITIVE = {"verify_timeout", "max_attempts", "keep", "block", "ttl_hours"}
+_POSITIVE = {
+    "verify_timeout",
+    "max_attempts",
+    "keep",
+    "block",
+    "ttl_hours",
+    "heartbeat_minutes",
+}
 
 
 def parse(text: str, source: str = CONFIG_FILE) -> Config:
@@ -184,10 +195,28 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: key '{prefix}.{key}' must be {choices}, got {value!r}")
         if expected is float and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
+        if key == "ref_prefix" and not _ref_prefix_ok(value):
+            raise BadInput(
+                f"{source}: key '{prefix}.{key}' must be a ref namespace like "
+                f'"refs/shiftkit/claims/" (starting with "refs/", ending with "/", no spaces '
+                f"or special characters), got {_shown(repr(value))}"
+            )
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         values[key] = value
     return values
+
+
+def _ref_prefix_ok(value: str) -> bool:
+    """A namespace git accepts refs under (the rules of `git check-ref-format`, in short)."""
+    import re
+
+    return bool(
+        re.fullmatch(r"refs/([A-Za-z0-9_][A-Za-z0-9_.+-]*/)+", value)
+        and ".." not in value
+        and "/." not in value
+        and ".lock/" not in value
+    )
 
 
 def _finite(value: float) -> bool:

@@ -130,8 +130,9 @@ def note_verify(ctx: Context, feature_id: str, ok: bool, seconds: float) -> None
 
 
 def unit_id(held: LocalClaim) -> str:
-    """One unit per claim: a finish that failed and the revert after it are one unit."""
-    return "unit-" + (held.oid or held.record.nonce or held.record.taken)[:16]
+    """One unit per claim: a finish that failed and the revert after it are one unit. Keyed
+    by the record's nonce, which a remote heartbeat keeps while the claim object changes."""
+    return "unit-" + (held.record.nonce or held.oid or held.record.taken)[:16]
 
 
 def open_interval(ctx: Context) -> ledger.Interval | None:
