@@ -57,10 +57,10 @@ def _beat(root: str) -> None:
     """A commit is a sign of life: refresh this worktree's claim's heartbeat (a file)."""
     from pathlib import Path
 
-    from shiftkit.edge import gitio, session
+    from shiftkit.edge import gitio, heartbeat
 
     try:
-        session.beat(*gitio.git_dirs(Path(root)))
+        heartbeat.beat(*gitio.git_dirs(Path(root)))
     except (OSError, ValueError):
         pass
 

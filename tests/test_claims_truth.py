@@ -61,6 +61,8 @@ def test_fresh_shells_keep_a_live_claim_alive(scaffold: Path, tmp_path: Path) ->
     stolen = _bash(other, "shiftkit claim F001 --steal", "cc-session-other")
     assert stolen.returncode == 3, stolen.stdout + stolen.stderr
     assert "--force" in stolen.stderr
+    used = _bash(holder, "shiftkit usage add --input 100 --output 10", "cc-session-holder")
+    assert used.returncode == 0, used.stderr
     (holder / "part.txt").write_text("done\n")
     git_ok(holder, "add", "part.txt")
     finished = _bash(holder, "shiftkit finish -m 'part one works'", "cc-session-holder")
@@ -72,6 +74,8 @@ def test_fresh_shells_keep_a_live_claim_alive(scaffold: Path, tmp_path: Path) ->
         if '"unit"' in line
     ]
     assert [u["session"] for u in units] == ["cc-session-holder"]
+    report = json.loads(ok(holder, "cost", "--by", "session", "--json"))
+    assert list(report["by_session"]) == ["cc-session-holder"]  # one session, one row
 
 
 def test_same_path_on_another_clone_is_someone_else(scaffold: Path, tmp_path: Path) -> None:
@@ -210,11 +214,13 @@ def test_a_host_policy_is_quoted_not_reported_as_a_race(
     assert tried == ["refs/shiftkit/claims/F001", "refs/shiftkit/claims/F000"]  # no retries
     assert not (one / ".git" / "shiftkit" / "claim.json").exists()
     config = one / ".shiftkit.toml"
+    text = config.read_text()
     config.write_text(
-        config.read_text().replace(
-            'remote = "origin"', 'remote = "origin"\nref_prefix = "refs/heads/shiftkit-claims/"'
+        text.replace(
+            'ref_prefix = "refs/shiftkit/claims/"', 'ref_prefix = "refs/heads/shiftkit-claims/"'
         )
     )
+    assert config.read_text() != text
     git_ok(one, "commit", "-q", "-am", "Keep claims where the host allows refs")
     assert "claimed F001" in ok(one, "claim", "F001")
     held = git_ok(bare, "for-each-ref", "--format=%(refname)", "refs/heads/shiftkit-claims/")

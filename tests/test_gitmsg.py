@@ -79,3 +79,13 @@ def test_a_ref_prefix_is_a_namespace(prefix: str) -> None:
 def test_a_ref_prefix_that_is_not_a_namespace_is_refused(prefix: str) -> None:
     with pytest.raises(BadInput, match="ref_prefix"):
         parse(f'[shiftkit.claims]\nref_prefix = "{prefix}"\n')
+
+
+def test_a_push_that_never_connected_is_told_apart_from_a_broken_one() -> None:
+    assert gitmsg.never_connected(
+        "fatal: '/tmp/gone.git' does not appear to be a git repository\n"
+        "fatal: Could not read from remote repository.\n"
+    )
+    assert gitmsg.never_connected("fatal: unable to connect to 127.0.0.1:\nConnection refused\n")
+    assert not gitmsg.never_connected("fatal: the remote end hung up unexpectedly\n")
+    assert not gitmsg.never_connected("")

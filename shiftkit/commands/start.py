@@ -361,7 +361,8 @@ def start(
     checks = run_checks(ctx, progress_lines.append) if check else None
     data = gather(ctx, brief, checks, skipped_because)
     if as_json:
-        warning = data.warnings[0] if data.warnings else None
+        setup = [w for w in data.warnings if w.startswith("WARNING: not set up")]
+        warning = setup[0] if setup else None  # (a "behind the remote" line is no setup warning)
         body = {"setup_warning": warning, **orientation.as_json(data)}
         say(json.dumps(body, indent=1, ensure_ascii=False))
         return 0

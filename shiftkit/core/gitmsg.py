@@ -64,3 +64,24 @@ def detail(stderr: str, fallback: str = "no answer") -> str:
         ):
             return line
     return meaningful[0] if meaningful else fallback
+
+
+# Git's words for a push that never reached a server (nothing can have changed there).
+_NEVER_CONNECTED = (
+    "does not appear to be a git repository",
+    "unable to connect",
+    "connection refused",
+    "could not resolve host",
+    "unable to look up",
+    "repository not found",
+    "no such remote",
+    "permission denied",
+)
+# ... and for a connection that broke once the push was under way.
+_BROKE = ("hung up", "unexpected disconnect", "early eof", "broken pipe", "reset by peer")
+
+
+def never_connected(stderr: str) -> bool:
+    """Whether a failed push's errors say it never reached the server."""
+    text = stderr.lower()
+    return any(w in text for w in _NEVER_CONNECTED) and not any(w in text for w in _BROKE)

@@ -125,7 +125,17 @@ def still_waiting(committed: list[Entry], waiting: list[Entry]) -> list[Entry]:
 
 
 def note_verify(ctx: Context, feature_id: str, ok: bool, seconds: float) -> None:
-    entry = Entry("verify", new_id(), now(), feature=feature_id, ok=ok, seconds=round(seconds, 3))
+    from shiftkit.edge import session
+
+    entry = Entry(
+        "verify",
+        new_id(),
+        now(),
+        feature=feature_id,
+        session=session.current(ctx.git_dir),  # (`cost --by session`: one row per session)
+        ok=ok,
+        seconds=round(seconds, 3),
+    )
     add_pending(ctx, [entry])
 
 

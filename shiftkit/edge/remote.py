@@ -140,6 +140,8 @@ def acquire(
     oid = claims.claim_object(root, record)
     ref = prefix + record.feature
     outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old)
+    if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
+        raise Unreachable(remote, f"push {ref}", stderr)
     if outcome == gitmsg.UNKNOWN:  # it may have reached the server: look, and say what is true
         asked, holder = _look(root, remote, ref)
         if not asked:
@@ -182,6 +184,8 @@ def release(root: Path, remote: str, feature_id: str, oid: str, prefix: str = PR
     or could not say (the claim is then still held, as far as anyone can tell)."""
     ref = prefix + feature_id
     outcome, reason, stderr = _push(root, remote, f":{ref}", ref, oid)
+    if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
+        raise Unreachable(remote, f"release {ref}", stderr)
     if outcome == gitmsg.UNKNOWN:
         asked, holder = _look(root, remote, ref)
         if not asked:

@@ -19,12 +19,11 @@ from pathlib import Path
 
 from shiftkit.core.claim import TIME_FORMAT
 from shiftkit.core.config import ClaimsConfig
-from shiftkit.edge import state
+from shiftkit.edge import heartbeat, state
 from shiftkit.edge.atomic import atomic_write
 
 CLONE_ID = "clone-id"
 SESSION = "session.json"
-HEARTBEATS = "heartbeats"
 
 
 def clone_id(common_dir: Path) -> str:
@@ -91,43 +90,25 @@ def now() -> str:
     return datetime.now(UTC).strftime(TIME_FORMAT)
 
 
-def _beat_path(common_dir: Path, oid: str) -> Path:
-    return state.repo_state(common_dir) / HEARTBEATS / oid
-
-
 def beat(git_dir: Path, common_dir: Path) -> str | None:
-    """Refresh this worktree's claim's heartbeat (a file's time; cheap enough for every
-    command and hook). Returns the claim object's id, None without a claim."""
-    key = state.local_claim_key(git_dir)
-    if key is None or not key[1] or not all(c in "0123456789abcdef" for c in key[1]):
-        return None
-    path = _beat_path(common_dir, key[1])
-    try:
-        os.utime(path)
-    except FileNotFoundError:
-        try:
-            atomic_write(path, "")
-        except OSError:
-            return None
-    except OSError:
-        return None
-    return key[1]
+    """Refresh this worktree's claim's heartbeat; the claim object's id, None without one."""
+    return heartbeat.beat(git_dir, common_dir)
 
 
 def seen(common_dir: Path, oid: str) -> str:
     """The last heartbeat of claim object ``oid`` in this clone ('' when none)."""
-    if not oid or not all(c in "0123456789abcdef" for c in oid):
-        return ""
+    where = heartbeat.path(common_dir, oid)
     try:
-        stamp = _beat_path(common_dir, oid).stat().st_mtime
+        stamp = where.stat().st_mtime if where is not None else None
     except (OSError, ValueError):
-        return ""
-    return datetime.fromtimestamp(stamp, UTC).strftime(TIME_FORMAT)
+        stamp = None
+    return "" if stamp is None else datetime.fromtimestamp(stamp, UTC).strftime(TIME_FORMAT)
 
 
 def forget(common_dir: Path, oid: str) -> None:
-    if oid:
-        _beat_path(common_dir, oid).unlink(missing_ok=True)
+    where = heartbeat.path(common_dir, oid)
+    if where is not None:
+        where.unlink(missing_ok=True)
 
 
 def keep_alive(root: Path, git_dir: Path, common_dir: Path, claims: ClaimsConfig) -> None:
