@@ -82,9 +82,12 @@ def test_same_path_on_another_clone_is_someone_else(scaffold: Path, tmp_path: Pa
     bare, (one,) = _machines(scaffold, tmp_path, ("one",))
     assert shiftkit(one, "claim", "F001").returncode == 0
     # Another machine, the same path: move this clone away, clone afresh where it was.
-    one.rename(tmp_path / "one-elsewhere")
+    moved = one.rename(tmp_path / "one-elsewhere")
     git_ok(tmp_path, "clone", "-q", str(bare), str(one))
     ok(one, "install-hooks", "--force")
+    ok(one, "setup")  # a clone gets its random id at setup
+    ids = [(place / ".git" / "shiftkit" / "clone-id").read_text() for place in (moved, one)]
+    assert ids[0] != ids[1] and all(len(i.strip()) == 12 for i in ids)
     second = shiftkit(one, "claim", "F001")
     assert second.returncode == 3, second.output
     assert "clone " in second.stderr
