@@ -351,11 +351,17 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
     from shiftkit.core import orientation
+    from shiftkit.edge import session
 
-    skipped = orientation.skip_checks_for(_stdin_text()) if hook_input else None
+    text = _stdin_text() if hook_input else ""
+    skipped = orientation.skip_checks_for(text) if hook_input else None
     check = not no_check and skipped is None
     try:
-        return startup.start(_context(), brief, as_json, check, _say, skipped)
+        ctx = _context()
+        named = session.hook_session(text) if hook_input else None
+        if named is not None:  # the harness's own id names this session's claims and usage
+            session.record_session(ctx.git_dir, named)
+        return startup.start(ctx, brief, as_json, check, _say, skipped)
     except ShiftkitError as exc:
         if not hook_input:
             raise
@@ -415,7 +421,7 @@ def claims_cmd(as_json: bool) -> int:
         where = f" [{row['where']}]" if row["where"] != "here" else ""
         click.echo(
             f"{row['id']}  session {row.get('session', '?')} in {row.get('worktree', '?')} "
-            f"since {row.get('taken', '?')}{where}{stale}"
+            f"since {row.get('taken', '?')}, last heartbeat {row['heartbeat']}{where}{stale}"
         )
     return OK
 
@@ -626,6 +632,13 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
         proj = project.find(cwd)
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
+    try:  # every tool call is a sign of life: the claim's heartbeat
+        from shiftkit.edge import gitio, session
+
+        git_dir, common = gitio.git_dirs(proj.root)
+        session.keep_alive(proj.root, git_dir, common, proj.config.claims)
+    except (ShiftkitError, OSError, ValueError):
+        pass
     cfg = proj.config
     return proj.root, Site(cfg.features, (cfg.progress, cfg.log.archive, LEDGER_FILE))
 
@@ -693,7 +706,11 @@ def usage_record(transcript: Path | None, session: str | None) -> int:
 @click.option("--cache-write", type=click.IntRange(min=0), default=0)
 @click.option("--model", default="unknown", show_default=True)
 @click.option("--cost-usd", type=float, help="What the harness says it cost.")
-@click.option("--session", help="The session id (default: $SHIFTKIT_SESSION or 'manual').")
+@click.option(
+    "--session",
+    help="The session id (default: $SHIFTKIT_SESSION, else the one the SessionStart hook "
+    "recorded, else 'manual').",
+)
 def usage_add(
     input_tokens: int,
     output_tokens: int,

@@ -37,7 +37,9 @@ DEFAULT_DECISIONS = "docs/decisions"  # (the default of core.config's `decisions
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["pre-commit"] and len(argv) == 1:
-        return pre_commit(_worktree_root())
+        root = _worktree_root()
+        _beat(root)
+        return pre_commit(root)
     if argv[:1] == ["commit-msg"] and len(argv) == 2:
         return commit_msg(_worktree_root(), argv[1])
     if argv[:1] == ["reference-transaction"] and len(argv) == 2:
@@ -49,6 +51,18 @@ def main(argv: list[str]) -> int:
 
         return transaction.pre_push(_worktree_root(), argv[1], sys.stdin.buffer.read())
     raise BadInput(f"{USAGE_TEXT} (got: {' '.join(argv) or 'nothing'})")
+
+
+def _beat(root: str) -> None:
+    """A commit is a sign of life: refresh this worktree's claim's heartbeat (a file)."""
+    from pathlib import Path
+
+    from shiftkit.edge import gitio, heartbeat
+
+    try:
+        heartbeat.beat(*gitio.git_dirs(Path(root)))
+    except (OSError, ValueError):
+        pass
 
 
 def _worktree_root() -> str:

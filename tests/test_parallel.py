@@ -160,11 +160,13 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     _work(two, "two")
     git_ok(one, "add", "one.txt")
     git_ok(two, "add", "two.txt")
-    assert "released F001" in ok(one, "finish", "-m", "part one works")
+    assert "claim released" in ok(one, "finish", "-m", "part one works")
     assert set(_server_claims(bare)) == {"F002"}
-    # two's push is refused (one pushed first): its claim stays until its commit is there.
+    # two's push is refused (one pushed first): its claim stays until its commit is there,
+    # and finish says that one thing (not "claim released" too).
     refused = ok(two, "finish", "-m", "part two works")
-    assert "stays until its commit is on origin" in refused
+    assert "the claim stays held on origin until this commit is there" in refused
+    assert "released" not in refused
     assert set(_server_claims(bare)) == {"F002"}
     assert shiftkit(one, "claim", "F002").returncode == 3  # nobody else can take it meanwhile
     assert "released F002" in ok(two, "sync")
@@ -182,23 +184,51 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     assert audited.returncode == 0, audited.output
 
 
+def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:
+    """A claim object of a session that stopped ``hours_ago`` hours ago (no heartbeat since),
+    made with plumbing and set as ``repo``'s claim ref, as a crashed session leaves it."""
+    from datetime import UTC, datetime, timedelta
+
+    from shiftkit.core.claim import ClaimRecord, record_message
+
+    then = (datetime.now(UTC) - timedelta(hours=hours_ago)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    record = ClaimRecord(
+        feature=feature_id,
+        session="crashed-session",
+        worktree="/elsewhere",
+        host="gone-box",
+        clone="c0ffee",
+        taken=then,
+        nonce="n",
+    )
+    empty_tree = git_ok(repo, "hash-object", "-t", "tree", "/dev/null").strip()
+    oid = git_ok(
+        repo,
+        "-c",
+        "user.name=s",
+        "-c",
+        "user.email=s@x.invalid",
+        "commit-tree",
+        empty_tree,
+        "-m",
+        record_message(record),
+    ).strip()
+    git_ok(repo, "update-ref", f"refs/shiftkit/claims/{feature_id}", oid)
+    return oid
+
+
 def test_steal_of_a_remote_claim_happens_once(scaffold: Path, tmp_path: Path) -> None:
     bare, (one, two, three) = _machines(scaffold, tmp_path, ("one", "two", "three"))
-    holder = subprocess.Popen(["sleep", "60"])
-    try:
-        ok_claim = shiftkit(one, "claim", "F001", env={"SHIFTKIT_SESSION_PID": str(holder.pid)})
-        assert ok_claim.returncode == 0, ok_claim.output
-        live = shiftkit(two, "claim", "F001", "--steal")
-        assert live.returncode == 3 and "--force" in live.stderr  # alive: not taken
-    finally:
-        holder.kill()
-        holder.wait()
-    assert "STALE? process" in ok(two, "claims")
-    held = _server_claims(bare)["F001"]
+    assert shiftkit(one, "claim", "F001").returncode == 0
+    live = shiftkit(two, "claim", "F001", "--steal")
+    assert live.returncode == 3 and "--force" in live.stderr  # alive: not taken
+    assert "STALE?" not in ok(two, "claims")
+    held = stale_claim(bare, "F002")  # a session that stopped 9 hours ago
+    assert "STALE? no heartbeat since" in ok(two, "claims")
     shiftkit_bin = str(BIN_DIR / "shiftkit")
     stealers = [
         subprocess.Popen(
-            [shiftkit_bin, "claim", "F001", "--steal"],
+            [shiftkit_bin, "claim", "F002", "--steal"],
             cwd=machine,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -208,7 +238,7 @@ def test_steal_of_a_remote_claim_happens_once(scaffold: Path, tmp_path: Path) ->
     outputs = [proc.communicate(timeout=120)[0].decode() for proc in stealers]
     codes = sorted(proc.returncode for proc in stealers)
     assert codes == [0, 3], outputs
-    assert _server_claims(bare)["F001"] != held
+    assert _server_claims(bare)["F002"] != held
 
 
 # -- races, round after round ------------------------------------------------------------------
@@ -268,16 +298,17 @@ def test_four_clones_race_for_one_id(scaffold: Path, tmp_path: Path) -> None:
     assert claimed == {"F000", "F001", "F002", "F003"}
 
 
-def test_a_dead_holder_is_shown_stale(scaffold: Path) -> None:
-    holder = subprocess.Popen(["sleep", "60"])
-    try:
-        result = shiftkit(scaffold, "claim", env={"SHIFTKIT_SESSION_PID": str(holder.pid)})
-        assert result.returncode == 0, result.output
-        assert "STALE" not in ok(scaffold, "claims")
-    finally:
-        holder.kill()
-        holder.wait()
-    assert f"STALE? process {holder.pid} is gone" in ok(scaffold, "claims")
+def test_a_claim_without_a_heartbeat_for_its_ttl_is_shown_stale(scaffold: Path) -> None:
+    ok(scaffold, "add", "--description", "more", "--step", "s", "--verify", "true")
+    git_ok(scaffold, "commit", "-q", "-am", "Add a feature")
+    assert shiftkit(scaffold, "claim", "F000").returncode == 0
+    assert "STALE" not in ok(scaffold, "claims")  # the process that claimed is gone: alive
+    stale_claim(scaffold, "F001", hours_ago=9)  # ttl_hours is 8
+    listed = ok(scaffold, "claims")
+    assert "F001  session crashed-session" in listed and "STALE? no heartbeat since" in listed
+    assert "F000" in listed and listed.count("STALE?") == 1
+    recent = stale_claim(scaffold, "F001", hours_ago=7)
+    assert "STALE" not in ok(scaffold, "claims"), recent
 
 
 # -- decision records numbered on two machines ---------------------------------------------------

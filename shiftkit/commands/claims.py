@@ -7,14 +7,14 @@ only once its finishing commit is on the remote's branch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
-from shiftkit.edge import claims, gitio, ledger, remote, state
+from shiftkit.edge import claims, gitio, ledger, remote, session, state
 from shiftkit.edge.context import Context, add_note, clear_note, short
 from shiftkit.edge.project import read_features
 
@@ -33,21 +33,30 @@ def taken(ctx: Context) -> dict[str, claims.Claim]:
     if not name:
         return local
     remote.require_remote(ctx.root, name)
-    return {**local, **remote.fetch(ctx.root, name)}
+    return {**local, **remote.fetch(ctx.root, name, ctx.config.claims.ref_prefix)}
 
 
 def _acquire(ctx: Context, record: ClaimRecord, replacing: str = "") -> str:
     name = ctx.config.claims.remote
     if name:
-        return remote.acquire(ctx.root, name, record, replacing)
+        return remote.acquire(ctx.root, name, record, replacing, ctx.config.claims.ref_prefix)
     return claims.acquire(ctx.root, record, replacing or gitio.ZERO_OID)
 
 
-def _release(ctx: Context, feature_id: str, oid: str) -> bool:
+def _release(ctx: Context, feature_id: str, oid: str) -> remote.Released:
+    """Release the claim if it is still ``oid``; raises when the remote refused or could not
+    say (the claim then stays listed). Not ours any more: who holds it now."""
     name = ctx.config.claims.remote
     if name:
-        return remote.release(ctx.root, name, feature_id, oid)
-    return claims.release_ref(ctx.root, feature_id, oid)
+        return remote.release(ctx.root, name, feature_id, oid, ctx.config.claims.ref_prefix)
+    if claims.release_ref(ctx.root, feature_id, oid):
+        return remote.Released(True)
+    return remote.Released(False, claims.list_claims(ctx.root).get(feature_id))
+
+
+def _is_ours(ctx: Context, record: ClaimRecord | None) -> bool:
+    """A claim of this worktree of this clone (a path alone names no one)."""
+    return record is not None and record.is_held_by(session.clone_id(ctx.common_dir), str(ctx.root))
 
 
 # -- claim ---------------------------------------------------------------------------------
@@ -78,14 +87,20 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
+    done_there = passing_on_remote(ctx, feature_list, say)
     if feature_id is None:
-        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say)
+        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, done_there)
         if record is None:
             return 0
         note = ""
     else:
         chosen = features.require(feature_list, feature_id, ctx.config.features)
         _check_claimable(feature_list, chosen)
+        if chosen.id in done_there:
+            raise Refused(
+                f"{chosen.id} already passes on {ctx.config.claims.remote}'s branch; run "
+                f"`shiftkit sync` to catch up, then `shiftkit next`"
+            )
         record, oid, note = _claim_named(ctx, chosen, steal, force)
     state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
     if note:
@@ -99,16 +114,88 @@ def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
     base = gitio.head_oid(ctx.root)
     assert base is not None
     return claims.new_record(
-        feature_id, ctx.root, gitio.branch(ctx.root), base, ctx.config.claims.ttl_hours
+        feature_id,
+        ctx.root,
+        gitio.branch(ctx.root),
+        base,
+        ctx.config.claims.ttl_hours,
+        session.current(ctx.git_dir),
+        session.clone_id(ctx.common_dir),
     )
 
 
+def behind_line(ctx: Context) -> tuple[str | None, str]:
+    """(what to say when this branch is behind the claims remote's, the remote-tracking
+    ref): fetches that branch; nothing to say without a remote, a branch, or an answer."""
+    name = ctx.config.claims.remote
+    branch = gitio.branch(ctx.root)
+    if not name or branch is None or not ctx.config.claims.enabled:
+        return None, ""
+    counts = remote.divergence(ctx.root, name, branch)
+    if counts is None or counts[1] == 0:
+        return None, ""
+    ahead, behind = counts
+    how = f"{behind} commit{'s' if behind != 1 else ''} behind {name}/{branch}"
+    if ahead:
+        how += f" (and {ahead} ahead)"
+    return f"{branch} is {how}: `shiftkit sync` catches up", f"refs/remotes/{name}/{branch}"
+
+
+def passing_on_remote(ctx: Context, feature_list: features.FeatureList, say: Say) -> set[str]:
+    """Features that pass on the claims remote's branch but not here: nobody should do them
+    again. Says so when this branch is behind."""
+    from shiftkit.edge.project import read_features_at
+
+    line, tracking = behind_line(ctx)
+    if line is None:
+        return set()
+    say(line)
+    try:
+        there = read_features_at(ctx.root, tracking, ctx.config.features)
+    except BadInput:
+        return set()
+    if there is None:
+        return set()
+    return {
+        f.id
+        for f in features.candidates(feature_list)
+        if f.id in there.by_id and there.by_id[f.id].passes
+    }
+
+
+def _own_open_claim(
+    ctx: Context, claimed: dict[str, claims.Claim], options: list[features.Feature]
+) -> claims.Claim | None:
+    """A claim this worktree took whose local record was lost (a crash between the two
+    writes, or a claim push whose answer never came): it is recovered, not claimed again."""
+    waiting = {row.feature for row in parked(ctx)}
+    for option in options:
+        held = claimed.get(option.id)
+        if held is not None and option.id not in waiting and _is_ours(ctx, held.record):
+            return held
+    return None
+
+
 def _claim_next(
-    ctx: Context, feature_list: features.FeatureList, repair: list[str], say: Say
+    ctx: Context,
+    feature_list: features.FeatureList,
+    repair: list[str],
+    say: Say,
+    done_there: Collection[str] = (),
 ) -> tuple[ClaimRecord | None, str]:
-    """Claim the first feature `next` names; on a lost race, the next one."""
-    for _ in range(CLAIM_TRIES):
-        options = features.candidates(feature_list, taken(ctx), repair, limit=1)
+    """Claim the first feature `next` names; on a lost race, the next one. A claim of this
+    worktree found held (its local record lost) is recovered first."""
+    claimed = taken(ctx)
+    if ctx.config.claims.enabled:
+        options = features.candidates(feature_list, done_there, repair)
+        mine = _own_open_claim(ctx, claimed, options)
+        if mine is not None and mine.record is not None:
+            say(f"recovered this worktree's claim on {mine.feature} (its record here was lost)")
+            return mine.record, mine.oid
+    for attempt in range(CLAIM_TRIES):
+        if attempt:
+            claimed = taken(ctx)
+        options = features.candidates(feature_list, {*claimed, *done_there}, repair, limit=1)
         if not options:
             if features.all_pass(feature_list):
                 from shiftkit.edge import regression
@@ -136,20 +223,30 @@ def _claim_next(
 def _claim_named(
     ctx: Context, chosen: features.Feature, steal: bool, force: bool
 ) -> tuple[ClaimRecord, str, str]:
+    """One lease push takes a free feature; only a refused one looks at the holder, which
+    may be this worktree itself (its local record lost: recovered, not refused)."""
     record = _new_record(ctx, chosen.id)
-    existing = taken(ctx).get(chosen.id) if ctx.config.claims.enabled else None
-    if existing is not None:
-        if existing.record is not None and existing.record.worktree == str(ctx.root) and not steal:
-            # Our own claim whose local record was lost (a crash between the two writes).
+    if not ctx.config.claims.enabled:
+        return record, "", ""
+    if not steal:
+        try:
+            return record, _acquire(ctx, record), ""
+        except claims.ClaimHeld as refused:
+            existing = refused.claim
+            waiting = {row.feature for row in parked(ctx)}
+            if existing.record is None or not _is_ours(ctx, existing.record):
+                raise
+            if chosen.id in waiting:
+                raise
+            # Our own claim whose local record was lost (a crash between the two writes, or
+            # a claim push whose answer never came): recovered.
             return existing.record, existing.oid, ""
-        if not steal:
-            raise claims.ClaimHeld(existing)
-        _require_stale(existing, force)
-        oid = _acquire(ctx, record, replacing=existing.oid)
-        return record, oid, f"claim taken over (--steal) from {holder(existing)}"
-    if ctx.config.claims.enabled:
+    stale_one = taken(ctx).get(chosen.id)
+    if stale_one is None:
         return record, _acquire(ctx, record), ""
-    return record, "", ""
+    _require_stale(ctx, stale_one, force)
+    oid = _acquire(ctx, record, replacing=stale_one.oid)
+    return record, oid, f"claim taken over (--steal) from {holder(stale_one)}"
 
 
 def _check_claimable(feature_list: features.FeatureList, feature: features.Feature) -> None:
@@ -169,15 +266,21 @@ def _check_claimable(feature_list: features.FeatureList, feature: features.Featu
         )
 
 
-def _require_stale(held: claims.Claim, force: bool) -> None:
-    """`--steal` takes only a claim that looks abandoned; a live one needs `--force` too.
-    Two stealers racing: the first replaces the stale object, and the second then finds a
-    live claim (or loses the lease on the stale one) — exactly one wins."""
-    if force or held.record is None or claims.staleness(held.record) is not None:
+def stale(ctx: Context, held: claims.Claim) -> str | None:
+    return claims.staleness(held.record, held.oid, ctx.common_dir, ctx.config.claims.ttl_hours)
+
+
+def _require_stale(ctx: Context, held: claims.Claim, force: bool) -> None:
+    """`--steal` takes only a claim that looks abandoned (no heartbeat for `ttl_hours`); a
+    live one needs `--force` too. Two stealers racing: the first replaces the stale object,
+    and the second then finds a live claim (or loses the lease on the stale one) — exactly
+    one wins."""
+    if force or held.record is None or stale(ctx, held) is not None:
         return
     raise ShiftkitError(
-        f"{held.holder()}, and it does not look abandoned (`shiftkit claims` marks stale "
-        f"ones); --steal takes only a stale claim — add --force to take a live one",
+        f"{held.holder()}, and it does not look abandoned (its last heartbeat is within "
+        f"ttl_hours = {ctx.config.claims.ttl_hours}); --steal takes only a stale claim — add "
+        f"--force to take a live one",
         exit_code=CLAIM_HELD,
     )
 
@@ -196,23 +299,63 @@ def release(
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
+        # (a refusal raises here: the claim stays, here and on the remote)
+        result = _release(ctx, own.feature, own.oid) if own.oid else remote.Released(True)
         ledger.note_unit(ctx, own, "released")
-        if own.oid:
-            _release(ctx, own.feature, own.oid)
-        state.drop_local_claim(ctx.git_dir)
-        clear_note(ctx)
-        say(f"released {own.feature} (no attempt counted)")
+        _drop_own(ctx, own)
+        if result.ours:
+            say(f"released {own.feature} (no attempt counted)")
+        else:
+            say(lost_line(own.feature, result.holder))
         return 0
     held = taken(ctx).get(feature_id)
     if held is None:
         raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
     if not steal:
         raise claims.ClaimHeld(held)
-    _require_stale(held, force)
-    if not _release(ctx, feature_id, held.oid):
-        raise Refused(f"the claim on {feature_id} changed while releasing it; look again")
+    _require_stale(ctx, held, force)
+    result = _release(ctx, feature_id, held.oid)
+    if not result.ours:
+        now = holder(result.holder) if result.holder else "nobody"
+        raise Refused(
+            f"the claim on {feature_id} changed while releasing it (now held by {now}); look "
+            f"again with `shiftkit claims`"
+        )
+    session.forget(ctx.common_dir, held.oid)
     say(f"released {feature_id}, which was held by {holder(held)}")
     return 0
+
+
+def _drop_own(ctx: Context, own: LocalClaim) -> None:
+    state.drop_local_claim(ctx.git_dir)
+    clear_note(ctx)
+    session.forget(ctx.common_dir, own.oid)
+
+
+def lost_line(feature_id: str, now: claims.Claim | None) -> str:
+    who = holder(now) if now is not None else "nobody"
+    return (
+        f"this worktree's claim on {feature_id} was lost (taken over elsewhere); it is now "
+        f"held by {who} — dropped here"
+    )
+
+
+def confirm_held(ctx: Context, held: LocalClaim) -> None:
+    """Before a finish: with a claims remote, the server must still hold this worktree's
+    claim object (one `ls-remote`). A lost claim is dropped here, saying who holds it."""
+    name = ctx.config.claims.remote
+    if not name or not held.oid or not ctx.config.claims.enabled:
+        return
+    prefix = ctx.config.claims.ref_prefix
+    if remote.server_oid(ctx.root, name, held.feature, prefix) == held.oid:
+        return
+    now = remote.fetch(ctx.root, name, prefix).get(held.feature)
+    claims.release_ref(ctx.root, held.feature, held.oid)
+    _drop_own(ctx, held)
+    raise ShiftkitError(
+        f"{lost_line(held.feature, now)}; nothing was committed",
+        exit_code=CLAIM_HELD if now is not None else 1,
+    )
 
 
 # -- after a finish or revert commit: done means on the remote ------------------------------
@@ -251,31 +394,41 @@ def _save_parked(ctx: Context, rows: list[Parked]) -> None:
         _parked_path(ctx).unlink(missing_ok=True)
 
 
-def let_go(ctx: Context, held: LocalClaim, commit: str) -> str | None:
+def let_go(ctx: Context, held: LocalClaim, commit: str) -> tuple[str | None, str]:
     """Close this worktree's claim after its unit's commit. Without a remote the claim ref
     goes at once; with one, the branch is pushed first and the claim stays (parked, still
-    locked on the remote) until its commit is there. Returns what the caller should say."""
+    locked on the remote) until its commit is there. Returns (a line to say first, or None;
+    how the caller's last line ends) — one true account of where the claim is."""
     state.drop_local_claim(ctx.git_dir)
     clear_note(ctx)
+    session.forget(ctx.common_dir, held.oid)
     name = ctx.config.claims.remote
     if not name or not held.oid:
         if held.oid:
             claims.release_ref(ctx.root, held.feature, held.oid)
-        return None
+        return None, "claim released"
     _save_parked(ctx, [*parked(ctx), Parked(held.feature, held.oid, commit)])
     branch = gitio.branch(ctx.root)
     problem = remote.push_branch(ctx.root, name, branch) if branch else "HEAD is detached"
     if problem is not None:
         return (
-            f"the claim on {held.feature} stays until its commit is on {name}: the push was "
-            f"refused ({problem}); run `shiftkit sync`"
+            f"pushing to {name} was refused ({problem})",
+            f"the claim stays held on {name} until this commit is there: run `shiftkit sync`",
         )
-    released = _release_landed(ctx, name, branch or "")
-    return f"pushed to {name}; released {', '.join(released) or 'nothing'}"
+    released, said = _release_landed(ctx, name, branch or "")
+    if held.feature in released:
+        others = [f for f in released if f != held.feature]
+        extra = f"; also released {', '.join(others)}" if others else ""
+        return f"pushed to {name}{extra}" + (f"; {said}" if said else ""), "claim released"
+    return (
+        f"pushed to {name}" + (f"; {said}" if said else ""),
+        f"the claim stays held on {name} (not released yet): `shiftkit sync` retries",
+    )
 
 
-def _release_landed(ctx: Context, name: str, branch: str) -> list[str]:
-    """Release every parked claim whose commit is on the remote's branch."""
+def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], str]:
+    """Release every parked claim whose commit is on the remote's branch: (the features no
+    longer held, what went wrong with the others, '' when nothing)."""
     gitio.run(
         [
             "fetch",
@@ -287,26 +440,32 @@ def _release_landed(ctx: Context, name: str, branch: str) -> list[str]:
         ctx.root,
         check=False,
     )
-    waiting, released = [], []
+    waiting, released, problems = [], [], []
     for row in parked(ctx):
-        if remote.on_remote(ctx.root, name, branch, row.commit):
-            remote.release(ctx.root, name, row.feature, row.oid)
-            released.append(row.feature)
-        else:
+        if not remote.on_remote(ctx.root, name, branch, row.commit):
             waiting.append(row)
+            continue
+        try:
+            result = _release(ctx, row.feature, row.oid)
+        except ShiftkitError as exc:
+            waiting.append(row)
+            problems.append(exc.message)
+            continue
+        released.append(row.feature)
+        if not result.ours:
+            problems.append(lost_line(row.feature, result.holder))
     _save_parked(ctx, waiting)
-    return released
+    return released, "; ".join(problems)
 
 
 # -- sync ----------------------------------------------------------------------------------
 
 
 def sync(ctx: Context, say: Say) -> int:
-    """Fetch the remote's branch, merge it (the features merge driver and the log's union
-    driver do the work), judge the merge by the rules, push, and release every claim of this
+    """Catch up with the remote's branch and share this one: behind only, fast-forward;
+    diverged, merge (the features merge driver and the log's union driver do the work) and
+    judge the merge by the rules, then push; ahead, push. Then release every claim of this
     worktree whose finishing commit is now on the remote."""
-    from shiftkit.commands import audit
-
     name = ctx.config.claims.remote
     if not name:
         raise BadInput(
@@ -327,39 +486,83 @@ def sync(ctx: Context, say: Say) -> int:
     )
     if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr:
         raise remote.Unreachable(name, f"fetch {branch}", fetched.stderr)
-    before = gitio.head_oid(ctx.root)
-    if fetched.returncode == 0 and not remote.on_remote(ctx.root, name, branch, "HEAD"):
-        merged = gitio.run(
-            ["merge", "--no-edit", "-m", f"Merge {name}/{branch} (shiftkit sync)", tracking],
-            ctx.root,
-            check=False,
-        )
-        if merged.returncode != 0:
-            gitio.run(["merge", "--abort"], ctx.root, check=False)
-            lines = (merged.stdout + merged.stderr).strip().splitlines()
-            # A hook's refusal names the rule; say that rather than git's last words.
-            ours = [line for line in lines if "rule " in line or "shiftkit:" in line]
-            detail = (ours or lines or ["conflict"])[0].removeprefix("shiftkit: ").strip()
-            raise Refused(
-                f"merging {name}/{branch} failed ({detail}); nothing changed — fix that, or "
-                f"merge by hand, then `shiftkit sync`"
-            )
-        head = gitio.head_oid(ctx.root)
-        if head != before and head is not None:
-            findings = audit.audit_commits(ctx, audit.commits_in(ctx.root, before), False, say)
-            broken = [f for f in findings if f.violations]
-            if broken:
-                gitio.run(["reset", "--quiet", "--keep", before or "HEAD"], ctx.root)
-                raise Refused(
-                    f"the merge with {name}/{branch} breaks the rules "
-                    f"({broken[0].violations[0]}); nothing changed"
-                )
-    problem = remote.push_branch(ctx.root, name, branch)
-    if problem is not None:
-        raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
-    released = _release_landed(ctx, name, branch)
-    say(f"synced {branch} with {name}" + (f"; released {', '.join(released)}" if released else ""))
+    there = _oid(ctx, tracking) if fetched.returncode == 0 else None
+    if there is None:  # the remote has no such branch yet
+        how = "pushed to"
+    elif gitio.head_oid(ctx.root) == there:
+        how = "already up to date with"
+    elif _is_ancestor(ctx, "HEAD", tracking):  # behind only
+        _fast_forward(ctx, name, branch, tracking)
+        how = "fast-forwarded to"
+    elif _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
+        how = "pushed to"
+    else:  # diverged
+        _merge(ctx, name, branch, tracking, say)
+        how = "merged and pushed to"
+    if how in ("pushed to", "merged and pushed to"):
+        problem = remote.push_branch(ctx.root, name, branch)
+        if problem is not None:
+            raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
+    released, said = _release_landed(ctx, name, branch)
+    say(
+        f"synced {branch}: {how} {name}/{branch}"
+        + (f"; released {', '.join(released)}" if released else "")
+        + (f"; {said}" if said else "")
+    )
     return 0
+
+
+def _oid(ctx: Context, ref: str) -> str | None:
+    return gitio.refs(ctx.root, ref).get(ref)
+
+
+def _is_ancestor(ctx: Context, older: str, newer: str) -> bool:
+    proc = gitio.run(["merge-base", "--is-ancestor", older, newer], ctx.root, check=False)
+    return proc.returncode == 0
+
+
+def _fast_forward(ctx: Context, name: str, branch: str, tracking: str) -> None:
+    """Behind only: the remote's commits were judged when they were made and pushed; the
+    branch simply moves to them (through the reference-transaction hook, like any update)."""
+    proc = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
+    if proc.returncode != 0:
+        from shiftkit.core import gitmsg
+
+        raise Refused(
+            f"fast-forwarding {branch} to {name}/{branch} failed "
+            f"({gitmsg.detail(proc.stderr + proc.stdout)}); nothing changed"
+        )
+
+
+def _merge(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> None:
+    from shiftkit.commands import audit
+
+    before = gitio.head_oid(ctx.root)
+    merged = gitio.run(
+        ["merge", "--no-edit", "-m", f"Merge {name}/{branch} (shiftkit sync)", tracking],
+        ctx.root,
+        check=False,
+    )
+    if merged.returncode != 0:
+        gitio.run(["merge", "--abort"], ctx.root, check=False)
+        lines = (merged.stdout + merged.stderr).strip().splitlines()
+        # A hook's refusal names the rule; say that rather than git's last words.
+        ours = [line for line in lines if "rule " in line or "shiftkit:" in line]
+        detail = (ours or lines or ["conflict"])[0].removeprefix("shiftkit: ").strip()
+        raise Refused(
+            f"merging {name}/{branch} failed ({detail}); nothing changed — fix that, or "
+            f"merge by hand, then `shiftkit sync`"
+        )
+    head = gitio.head_oid(ctx.root)
+    if head != before and head is not None:
+        findings = audit.audit_commits(ctx, audit.commits_in(ctx.root, before), False, say)
+        broken = [f for f in findings if f.violations]
+        if broken:
+            gitio.run(["reset", "--quiet", "--keep", before or "HEAD"], ctx.root)
+            raise Refused(
+                f"the merge with {name}/{branch} breaks the rules "
+                f"({broken[0].violations[0]}); nothing changed"
+            )
 
 
 # -- claims --------------------------------------------------------------------------------
@@ -374,7 +577,7 @@ def listing(ctx: Context) -> list[dict[str, object]]:
     name = ctx.config.claims.remote
     if name:
         remote.require_remote(ctx.root, name)
-    far = remote.fetch(ctx.root, name) if name else {}
+    far = remote.fetch(ctx.root, name, ctx.config.claims.ref_prefix) if name else {}
     now = datetime.now(UTC)
     rows: list[dict[str, object]] = []
     for feature_id in sorted(set(local) | set(far)):
@@ -395,7 +598,14 @@ def listing(ctx: Context) -> list[dict[str, object]]:
                 **held.as_json(),
                 "where": where,
                 "age_seconds": age,
-                "stale": claims.staleness(held.record),
+                "heartbeat": _last_beat(ctx, held),
+                "stale": stale(ctx, held),
             }
         )
     return rows
+
+
+def _last_beat(ctx: Context, held: claims.Claim) -> str:
+    if held.record is None:
+        return "?"
+    return held.record.last_beat(session.seen(ctx.common_dir, held.oid))

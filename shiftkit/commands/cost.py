@@ -115,7 +115,8 @@ def add(
 ) -> int:
     """Usage reported by any harness, for this worktree's current claim (else unattributed)."""
     import math
-    import os
+
+    from shiftkit.edge import session as sessions
 
     if usd is not None and not (math.isfinite(usd) and 0 <= usd <= ledger_core.MAX_AMOUNT):
         raise BadInput(
@@ -132,7 +133,7 @@ def add(
         ctx,
         usage,
         model=model,
-        session=session or os.environ.get("SHIFTKIT_SESSION") or "manual",
+        session=session or sessions.current(ctx.git_dir),
         source="manual",
         feature=feature,
         usd=usd,

@@ -73,6 +73,9 @@ def missing(root: Path, common_dir: Path) -> list[str]:
 
 def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
     """Install what `missing` names; what was done, one line each (empty: nothing to do)."""
+    from shiftkit.edge import session
+
+    session.clone_id(common_dir)  # this clone's random id, made once (claims name it)
     lacking = missing(root, common_dir)
     done = []
     framework = (root / PRE_COMMIT_CONFIG).is_file()

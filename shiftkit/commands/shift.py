@@ -161,17 +161,19 @@ def _already_committed(ctx: Context, held: LocalClaim) -> bool:
     return bool(held.oid) and held.oid in head_trailer(ctx, "Shiftkit-Claim")
 
 
-def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> None:
+def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> str:
+    """Let the claim go; returns how the caller's last line ends (where the claim is now)."""
     from shiftkit.commands import claims as claiming
 
     head = gitio.head_oid(ctx.root) or ""
-    said = claiming.let_go(ctx, held, head)
+    said, ending = claiming.let_go(ctx, held, head)
     if said is not None:
         say(said)
     try:
         _last_failure_path(ctx).unlink()
     except FileNotFoundError:
         pass
+    return ending
 
 
 def _without_crashed_entry(log_text: str, feature_id: str, base: str, outcome_start: str) -> str:
@@ -202,8 +204,8 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
     record = require_claim(ctx, "finish")
     feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
-        _close_claim(ctx, record, say)
-        say(f"{feature_id} was already committed at HEAD; claim released")
+        ending = _close_claim(ctx, record, say)
+        say(f"{feature_id} was already committed at HEAD; {ending}")
         return 0
     subject = f"{feature_id}: {summary.strip()}"
     room = 72 - len(f"{feature_id}: ")
@@ -263,10 +265,10 @@ def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
         mode = ctx.config.verify_in
         verify.record_pass(ctx.common_dir, tree, verify.cache_command(command, mode))
         new_head = commit(ctx, message.replace("TREE", tree))
-    _close_claim(ctx, record, say)
+    ending = _close_claim(ctx, record, say)
     say(
         f"{feature_id} passes: committed {short(new_head)} {subject!r} (its verifier passed on "
-        f"this tree; the commit adds the list and the log); claim released"
+        f"this tree; the commit adds the list and the log); {ending}"
     )
     return 0
 
@@ -295,6 +297,9 @@ def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
     problem = claims.current_problem(ctx.root, record)
     if problem is not None:
         raise Refused(f"{problem}; nothing was committed")
+    from shiftkit.commands.claims import confirm_held
+
+    confirm_held(ctx, record)  # (with a claims remote: still ours there, or dropped here)
 
 
 def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
@@ -374,8 +379,8 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         raise BadInput("--reason is empty; say why the attempt failed")
     feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
-        _close_claim(ctx, record, say)
-        say(f"the revert of {feature_id} was already recorded at HEAD; claim released")
+        ending = _close_claim(ctx, record, say)
+        say(f"the revert of {feature_id} was already recorded at HEAD; {ending}")
         return 0
     failure = state.read_json(_last_failure_path(ctx))
     if not isinstance(failure, dict) or failure.get("feature") != feature_id:
@@ -398,10 +403,10 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         history = state.read_json(history_path) or {}
         history[feature_id] = [*history.get(feature_id, []), attempt.signature]
         state.write_json(history_path, history)
-    _close_claim(ctx, record, say)
+    ending = _close_claim(ctx, record, say)
     say(
         f"reverted to {short(base)}; recorded attempt {attempt.number} of {feature_id} in "
-        f"{short(new_head)}; claim released"
+        f"{short(new_head)}; {ending}"
     )
     if attempt.blocked is not None:
         say(f"{feature_id} is now BLOCKED ({attempt.blocked.reason}); a person must unblock it")

@@ -205,12 +205,15 @@ def _claim_view(
     )
 
 
-def _claim_rows(taken: dict[str, claims.Claim], count: int) -> tuple[orientation.ClaimRow, ...]:
+def _claim_rows(
+    ctx: Context, taken: dict[str, claims.Claim], count: int
+) -> tuple[orientation.ClaimRow, ...]:
+    ttl = ctx.config.claims.ttl_hours
     return tuple(
         orientation.ClaimRow(
             id=c.feature,
             session=c.record.session if c.record else "(broken claim)",
-            stale=claims.staleness(c.record),
+            stale=claims.staleness(c.record, c.oid, ctx.common_dir, ttl),
         )
         for c in list(taken.values())[:count]
     )
@@ -225,6 +228,14 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
     if not lacking:
         return ()
     return (f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",)
+
+
+def _behind_remote(ctx: Context) -> tuple[str, ...]:
+    """A line when this branch is behind the claims remote's (it fetches that branch)."""
+    from shiftkit.commands.claims import behind_line
+
+    line, _ = behind_line(ctx)
+    return (line,) if line else ()
 
 
 def _upcoming(
@@ -264,7 +275,11 @@ def gather(
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
     return orientation.StartData(
-        warnings=setup_warnings(ctx) + ((listing.edited,) if listing.edited else ()),
+        warnings=(
+            *setup_warnings(ctx),
+            *_behind_remote(ctx),
+            *((listing.edited,) if listing.edited else ()),
+        ),
         where=orientation.Where(
             root=str(ctx.root),
             cwd=os.getcwd(),
@@ -292,7 +307,7 @@ def gather(
             for f in blocked[: amounts.blocked]
             if f.blocked
         ),
-        claims=_claim_rows(taken, amounts.claims),
+        claims=_claim_rows(ctx, taken, amounts.claims),
         checks=checks if checks is not None else record,
         dirty=tuple(line[3:] for line in gitio.status_lines(ctx.root)[:20]) if own is None else (),
         checks_ran=checks is not None,
@@ -326,7 +341,8 @@ def start(
     checks = run_checks(ctx, progress_lines.append) if check else None
     data = gather(ctx, brief, checks, skipped_because)
     if as_json:
-        warning = data.warnings[0] if data.warnings else None
+        setup = [w for w in data.warnings if w.startswith("WARNING: not set up")]
+        warning = setup[0] if setup else None  # (a "behind the remote" line is no setup warning)
         body = {"setup_warning": warning, **orientation.as_json(data)}
         say(json.dumps(body, indent=1, ensure_ascii=False))
         return 0

@@ -24,6 +24,8 @@ class ClaimRecord(NamedTuple):
     taken: str = "?"
     expires: str = ""
     nonce: str = ""
+    clone: str = ""  # the clone's random id (a path alone names no one: two machines share paths)
+    heartbeat: str = ""  # the last time the holder refreshed the claim ref ('' = never since taken)
 
     def as_json(self) -> dict[str, object]:
         return self._asdict()
@@ -32,9 +34,17 @@ class ClaimRecord(NamedTuple):
         """The holder, in the words every refusal uses."""
         return (
             f"session {self.session} (worktree {self.worktree}, branch "
-            f"{self.branch or 'detached'}, host {self.host}, pid "
-            f"{'?' if self.pid is None else self.pid}, since {self.taken})"
+            f"{self.branch or 'detached'}, host {self.host}, clone {self.clone or '?'}, "
+            f"since {self.taken}, last heartbeat {self.last_beat()})"
         )
+
+    def last_beat(self, seen_here: str = "") -> str:
+        """The newest sign of life: taken, the ref's heartbeat, or one seen in this clone."""
+        return max(self.taken if self.taken != "?" else "", self.heartbeat, seen_here) or "?"
+
+    def is_held_by(self, clone: str, worktree: str) -> bool:
+        """Whether this worktree of this clone holds the claim (a path alone is not enough)."""
+        return bool(clone) and self.clone == clone and self.worktree == worktree
 
 
 class LocalClaim(NamedTuple):
@@ -63,11 +73,13 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "base": (str,),
     "host": (str,),
     "boot_id": (str,),
-    "pid": (int,),
+    "pid": (int, type(None)),
     "pid_start": (str,),
     "taken": (str,),
     "expires": (str,),
     "nonce": (str,),
+    "clone": (str,),
+    "heartbeat": (str,),
 }
 
 
@@ -104,3 +116,23 @@ def parse_local(value: object) -> LocalClaim | None:
         return None
     record = parse_record({key: item for key, item in value.items() if key != "oid"})
     return LocalClaim(record, value.get("oid", "")) if isinstance(record, ClaimRecord) else None
+
+
+def stale_reason(record: ClaimRecord, seen_here: str, now: str, ttl_hours: int) -> str | None:
+    """Why a claim looks abandoned (its last heartbeat is older than ``ttl_hours``), or None.
+    Times are ISO-8601 UTC (``%Y-%m-%dT%H:%M:%SZ``). Only ever shown, and the bar for
+    `--steal`: nothing takes a claim back by itself."""
+    from datetime import datetime, timedelta
+
+    beat = record.last_beat(seen_here)
+    try:
+        last = datetime.strptime(beat, TIME_FORMAT)
+        current = datetime.strptime(now, TIME_FORMAT)
+    except ValueError:
+        return None  # a hand-made record without times: never shown stale
+    if current - last <= timedelta(hours=ttl_hours):
+        return None
+    return f"no heartbeat since {beat} (more than {ttl_hours}h)"
+
+
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"

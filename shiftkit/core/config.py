@@ -20,6 +20,9 @@ class ClaimsConfig(NamedTuple):
     enabled: bool = True
     remote: str = ""
     ttl_hours: int = 8
+    heartbeat_minutes: int = 10  # a remote claim's ref is refreshed at most this often
+    ref_prefix: str = "refs/shiftkit/claims/"  # where the remote keeps claims (a host may
+    # allow only some namespaces, e.g. "refs/heads/shiftkit-claims/")
 
 
 class PeopleConfig(NamedTuple):
@@ -84,13 +87,22 @@ ENFORCEMENT_KEYS = (
     "claims.enabled",
     "claims.remote",
     "claims.ttl_hours",
+    "claims.ref_prefix",
     "people.policy",
 )
-_POSITIVE = {"verify_timeout", "max_attempts", "keep", "block", "ttl_hours"}
+_POSITIVE = {
+    "verify_timeout",
+    "max_attempts",
+    "keep",
+    "block",
+    "ttl_hours",
+    "heartbeat_minutes",
+}
 # Upper bounds far past any real setting: a larger number is a typo, and some overflow where
 # they are used (`ttl_hours = 9999999999` as a timedelta; decision 0031).
 _MAXIMUM: dict[str, int] = {
     "ttl_hours": 24 * 365 * 10,
+    "heartbeat_minutes": 60 * 24 * 365,
     "verify_timeout": 7 * 24 * 3600,
     "max_attempts": 10_000,
     "regression_sample": 100_000,
@@ -195,6 +207,12 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: key '{prefix}.{key}' must be {choices}, got {value!r}")
         if expected is float and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
+        if key == "ref_prefix" and not _ref_prefix_ok(value):
+            raise BadInput(
+                f"{source}: key '{prefix}.{key}' must be a ref namespace like "
+                f'"refs/shiftkit/claims/" (starting with "refs/", ending with "/", no spaces '
+                f"or special characters), got {_shown(repr(value))}"
+            )
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         if key in _MAXIMUM and value > _MAXIMUM[key]:
@@ -204,6 +222,18 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             )
         values[key] = value
     return values
+
+
+def _ref_prefix_ok(value: str) -> bool:
+    """A namespace git accepts refs under (the rules of `git check-ref-format`, in short)."""
+    import re
+
+    return bool(
+        re.fullmatch(r"refs/([A-Za-z0-9_][A-Za-z0-9_.+-]*/)+", value)
+        and ".." not in value
+        and "/." not in value
+        and ".lock/" not in value
+    )
 
 
 def _finite(value: float) -> bool:

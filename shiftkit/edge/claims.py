@@ -7,12 +7,18 @@ ref does not exist yet, atomically: that compare-and-swap is the lock.
 
 from __future__ import annotations
 
-import os
 from datetime import UTC
 from pathlib import Path
 from typing import NamedTuple
 
-from shiftkit.core.claim import ClaimRecord, LocalClaim, parse_message, record_message
+from shiftkit.core.claim import (
+    TIME_FORMAT,
+    ClaimRecord,
+    LocalClaim,
+    parse_message,
+    record_message,
+    stale_reason,
+)
 from shiftkit.core.errors import CLAIM_HELD, ShiftkitError
 from shiftkit.edge import gitio
 
@@ -84,6 +90,7 @@ def list_claims(root: Path) -> dict[str, Claim]:
 
 class ClaimHeld(ShiftkitError):
     def __init__(self, claim: Claim) -> None:
+        self.claim = claim
         if claim.record is None:  # nobody holds it: a person must clear it
             super().__init__(claim.holder(), exit_code=1)
             return
@@ -94,52 +101,31 @@ class ClaimHeld(ShiftkitError):
         )
 
 
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
-
-
-def process_start(pid: int) -> str:
-    """The process's start time in clock ticks since boot ('' when unknown or gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            fields = handle.read().rsplit(")", 1)[1].split()
-        return fields[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def session_pid() -> int:
-    """The agent's process: SHIFTKIT_SESSION_PID when the harness sets it, else our parent."""
-    value = os.environ.get("SHIFTKIT_SESSION_PID", "")
-    return int(value) if value.isdigit() else os.getppid()
-
-
 def new_record(
-    feature_id: str, worktree: Path, branch: str | None, base: str, ttl_hours: int
+    feature_id: str,
+    worktree: Path,
+    branch: str | None,
+    base: str,
+    ttl_hours: int,
+    session: str,
+    clone: str,
 ) -> ClaimRecord:
     import secrets
     import socket
     from datetime import datetime, timedelta
 
     now = datetime.now(UTC)
-    pid = session_pid()
     return ClaimRecord(
         feature=feature_id,
-        session=os.environ.get("SHIFTKIT_SESSION") or f"{socket.gethostname()}-{pid}",
+        session=session,
         worktree=str(worktree),
         branch=branch,
         base=base,
         host=socket.gethostname(),
-        boot_id=_boot_id(),
-        pid=pid,
-        pid_start=process_start(pid),
-        taken=now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        expires=(now + timedelta(hours=ttl_hours)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        taken=now.strftime(TIME_FORMAT),
+        expires=(now + timedelta(hours=ttl_hours)).strftime(TIME_FORMAT),
         nonce=secrets.token_hex(8),
+        clone=clone,
     )
 
 
@@ -176,24 +162,11 @@ def release_ref(root: Path, feature_id: str, oid: str) -> bool:
     return proc.returncode == 0
 
 
-def staleness(record: ClaimRecord | None) -> str | None:
-    """Why a claim looks abandoned, or None. Only ever shown: nothing acts on it."""
-    import socket
-    from datetime import datetime
+def staleness(record: ClaimRecord | None, oid: str, common_dir: Path, ttl_hours: int) -> str | None:
+    """Why a claim looks abandoned (no heartbeat for ``ttl_hours``: from its record, or seen
+    in this clone), or None. Only ever shown, and the bar for `--steal`."""
+    from shiftkit.edge import session
 
     if record is None:
         return None
-    if record.host == socket.gethostname():
-        if record.boot_id and record.boot_id != _boot_id():
-            return "the machine has rebooted since"
-        if record.pid is not None:
-            started = process_start(record.pid)
-            if not started:
-                return f"process {record.pid} is gone"
-            if record.pid_start and started != record.pid_start:
-                return f"process {record.pid} is another process now"
-        return None
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    if record.expires and record.expires < now:
-        return f"its lease expired at {record.expires}"
-    return None
+    return stale_reason(record, session.seen(common_dir, oid), session.now(), ttl_hours)

@@ -33,7 +33,11 @@ class Context:
 
 def open_context(cwd: Path | str | None = None) -> Context:
     proj = project.find(cwd)
-    return Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
+    ctx = Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
+    from shiftkit.edge import session
+
+    session.keep_alive(ctx.root, ctx.git_dir, ctx.common_dir, proj.config.claims)
+    return ctx
 
 
 def log_time() -> str:

@@ -125,13 +125,24 @@ def still_waiting(committed: list[Entry], waiting: list[Entry]) -> list[Entry]:
 
 
 def note_verify(ctx: Context, feature_id: str, ok: bool, seconds: float) -> None:
-    entry = Entry("verify", new_id(), now(), feature=feature_id, ok=ok, seconds=round(seconds, 3))
+    from shiftkit.edge import session
+
+    entry = Entry(
+        "verify",
+        new_id(),
+        now(),
+        feature=feature_id,
+        session=session.current(ctx.git_dir),  # (`cost --by session`: one row per session)
+        ok=ok,
+        seconds=round(seconds, 3),
+    )
     add_pending(ctx, [entry])
 
 
 def unit_id(held: LocalClaim) -> str:
-    """One unit per claim: a finish that failed and the revert after it are one unit."""
-    return "unit-" + (held.oid or held.record.nonce or held.record.taken)[:16]
+    """One unit per claim: a finish that failed and the revert after it are one unit. Keyed
+    by the record's nonce, which a remote heartbeat keeps while the claim object changes."""
+    return "unit-" + (held.record.nonce or held.oid or held.record.taken)[:16]
 
 
 def open_interval(ctx: Context) -> ledger.Interval | None:

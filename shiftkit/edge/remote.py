@@ -1,33 +1,64 @@
-"""Claims across machines: the remote's `refs/shiftkit/claims/*` are the lock.
+"""Claims across machines: the remote's claim refs (`[shiftkit.claims] ref_prefix`, by default
+`refs/shiftkit/claims/*`) are the lock.
 
-Machines that share nothing but a git remote agree through it alone. A claim is pushed with
-`--force-with-lease=<ref>:` (the server takes it only if the ref does not exist there), a
-steal or a release is leased on the object it replaces, and `git ls-remote` confirms the
-server holds our object before anyone is told the feature is theirs. The remote's claims are
-fetched into `refs/shiftkit/remote-claims/<remote>/`, so looking never touches the local
-claim refs that the commit hooks compare against.
+Machines that share nothing but a git remote agree through it alone. A claim is one push with
+`--force-with-lease=<ref>:` (the server takes it only if the ref does not exist there), read
+from the push's own porcelain output; a steal, a heartbeat or a release is leased on the
+object it replaces. Only a refused push fetches the claims (to name the holder), and only a
+push whose answer never came asks `ls-remote` what is true. The remote's claims are fetched
+into `refs/shiftkit/remote-claims/<remote>/`, so looking never touches the local claim refs
+that the commit hooks compare against.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
-from shiftkit.core.claim import ClaimRecord
-from shiftkit.core.errors import ShiftkitError
+from shiftkit.core import gitmsg
+from shiftkit.core.claim import ClaimRecord, LocalClaim
+from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import claims, gitio
 
 MIRROR = "refs/shiftkit/remote-claims/"
+PREFIX = claims.PREFIX  # the default namespace on the server ([shiftkit.claims] ref_prefix)
 
 
 class Unreachable(ShiftkitError):
-    """The remote cannot be asked: nothing was claimed or released anywhere."""
+    """The remote cannot be asked before anything was sent: nothing was claimed or released."""
 
     def __init__(self, remote: str, what: str, stderr: str) -> None:
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else "no answer"
         super().__init__(
-            f"claims remote {remote!r}: could not {what} ({detail}); nothing was claimed or "
-            f"released — check the remote (`git ls-remote {remote}`) and try again",
+            f"claims remote {remote!r}: could not {what} ({gitmsg.detail(stderr)}); nothing was "
+            f"claimed or released — check the remote (`git ls-remote {remote}`) and try again",
             exit_code=1,
+        )
+
+
+class Unknown(ShiftkitError):
+    """A push that may have reached the server, and a server that cannot be asked now."""
+
+    def __init__(self, remote: str, what: str, feature_id: str, stderr: str) -> None:
+        super().__init__(
+            f"claims remote {remote!r}: {what} got no answer ({gitmsg.detail(stderr)}) and the "
+            f"remote cannot be asked now, so whether it holds this worktree's claim on "
+            f"{feature_id} is unknown; run the same command again once `git ls-remote {remote}` "
+            f"answers (this worktree recovers its own claim if it went through)",
+            exit_code=1,
+        )
+
+
+class PolicyRefused(Refused):
+    """The server's rules (not a race) refused the claim ref: retrying cannot help."""
+
+    def __init__(self, remote: str, ref: str, reason: str, stderr: str) -> None:
+        said = gitmsg.remote_says(stderr)
+        server = f"remote: {said}" if said else reason or "refused"
+        super().__init__(
+            f"claims remote {remote!r} refused {ref} by its own rules ({server}); nothing "
+            f"changed there — if the host allows only some ref namespaces, set "
+            f"[shiftkit.claims] ref_prefix in .shiftkit.toml to one it allows (e.g. "
+            f'"refs/heads/shiftkit-claims/")'
         )
 
 
@@ -45,42 +76,48 @@ def require_remote(root: Path, remote: str) -> None:
         )
 
 
-def fetch(root: Path, remote: str) -> dict[str, claims.Claim]:
+def fetch(root: Path, remote: str, prefix: str = PREFIX) -> dict[str, claims.Claim]:
     """The remote's claims now (the mirror is pruned to exactly the server's refs)."""
-    prefix = mirror_prefix(remote)
+    mirror = mirror_prefix(remote)
     proc = gitio.run(
-        ["fetch", "--quiet", "--prune", "--no-tags", remote, f"+{claims.PREFIX}*:{prefix}*"],
+        ["fetch", "--quiet", "--prune", "--no-tags", remote, f"+{prefix}*:{mirror}*"],
         root,
         check=False,
     )
     if proc.returncode != 0:
         raise Unreachable(remote, "fetch its claims", proc.stderr)
     return {
-        name[len(prefix) :]: claims.read_claim(root, name[len(prefix) :], oid)
-        for name, oid in gitio.refs(root, prefix).items()
+        name[len(mirror) :]: claims.read_claim(root, name[len(mirror) :], oid)
+        for name, oid in gitio.refs(root, mirror).items()
     }
 
 
-def server_oid(root: Path, remote: str, feature_id: str) -> str | None:
-    ref = claims.ref_name(feature_id)
+def _look(root: Path, remote: str, ref: str) -> tuple[bool, str | None]:
+    """(could ask, the server's object for ``ref``): one `ls-remote` of that ref."""
     proc = gitio.run(["ls-remote", "--refs", remote, ref], root, check=False)
     if proc.returncode != 0:
-        raise Unreachable(remote, "read its claim refs", proc.stderr)
+        return False, None
     for line in proc.stdout.splitlines():
         oid, _, name = line.partition("\t")
         if name == ref:
-            return oid
-    return None
+            return True, oid
+    return True, None
 
 
-def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> bool:
-    """Push under a lease on ``expected`` ('' = the ref must not exist); False when the
-    server's ref was not what we expected."""
+def server_oid(root: Path, remote: str, feature_id: str, prefix: str = PREFIX) -> str | None:
+    asked, oid = _look(root, remote, prefix + feature_id)
+    if not asked:
+        raise Unreachable(remote, "read its claim refs", "ls-remote failed")
+    return oid
+
+
+def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> tuple[str, str, str]:
+    """Push under a lease on ``expected`` ('' = the ref must not exist): (outcome, git's
+    reason, stderr), the outcome read from the push's own porcelain output."""
     proc = gitio.run(
         # --no-verify: a claim ref carries no work, so the pre-push audit has nothing to judge
         [
             "push",
-            "--quiet",
             "--porcelain",
             "--no-verify",
             f"--force-with-lease={ref}:{expected}",
@@ -90,43 +127,121 @@ def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> boo
         root,
         check=False,
     )
-    if proc.returncode == 0:
-        return True
-    # `--porcelain` marks a ref the server would not take with "!": a lease that did not
-    # hold, or a concurrent push that locked the ref first ("[remote rejected]"). Any other
-    # failure means we never got an answer.
-    if any(line.startswith("!") and ref in line for line in proc.stdout.splitlines()):
-        return False
-    raise Unreachable(remote, f"push {ref}", proc.stderr or proc.stdout)
+    result = gitmsg.push_result(proc.stdout, ref, proc.returncode)
+    return result.outcome, result.reason, proc.stderr
 
 
-def acquire(root: Path, remote: str, record: ClaimRecord, expected_old: str = "") -> str:
-    """Take the claim on the server, then mirror it in the local claim ref (which the commit
-    hooks compare against). A lost race raises ClaimHeld naming the server's holder."""
+def acquire(
+    root: Path, remote: str, record: ClaimRecord, expected_old: str = "", prefix: str = PREFIX
+) -> str:
+    """Take the claim on the server in one lease push, then mirror it in the local claim ref
+    (which the commit hooks compare against). A lost race raises ClaimHeld naming the
+    server's holder; a refusal by the server's rules raises PolicyRefused (no retry helps)."""
     oid = claims.claim_object(root, record)
-    ref = claims.ref_name(record.feature)
-    pushed = _push(root, remote, f"{oid}:{ref}", ref, expected_old)
-    holder = server_oid(root, remote, record.feature)
-    if not pushed or holder != oid:
-        raise claims.ClaimHeld(_holder_claim(root, remote, record.feature, holder))
-    gitio.run(["update-ref", ref, oid], root)
+    ref = prefix + record.feature
+    outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old)
+    if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
+        raise Unreachable(remote, f"push {ref}", stderr)
+    if outcome == gitmsg.UNKNOWN:  # it may have reached the server: look, and say what is true
+        asked, holder = _look(root, remote, ref)
+        if not asked:
+            raise Unknown(remote, f"the claim push for {record.feature}", record.feature, stderr)
+        if holder != oid:
+            if holder is None or holder == expected_old:
+                raise Unreachable(remote, f"push {ref}", stderr)  # (it did not arrive)
+            raise claims.ClaimHeld(_holder_claim(root, remote, record.feature, holder, prefix))
+        outcome = gitmsg.PUSHED
+    if outcome != gitmsg.PUSHED:
+        held = fetch(root, remote, prefix).get(record.feature)
+        if held is not None and held.oid != expected_old:
+            raise claims.ClaimHeld(held)
+        if outcome == gitmsg.POLICY:
+            raise PolicyRefused(remote, ref, reason, stderr)
+        raise claims.ClaimHeld(
+            held or claims.Claim(record.feature, "", None, "it changed hands while we claimed it")
+        )
+    gitio.run(["update-ref", claims.ref_name(record.feature), oid], root)
     return oid
 
 
-def _holder_claim(root: Path, remote: str, feature_id: str, holder: str | None) -> claims.Claim:
-    if holder is None:  # taken and given back already: still lost
-        return claims.Claim(feature_id, "", None, "it changed hands while we claimed it")
-    fetched = fetch(root, remote).get(feature_id)
+def _holder_claim(
+    root: Path, remote: str, feature_id: str, holder: str, prefix: str
+) -> claims.Claim:
+    fetched = fetch(root, remote, prefix).get(feature_id)
     return fetched or claims.Claim(feature_id, holder, None, "the holder's object is missing")
 
 
-def release(root: Path, remote: str, feature_id: str, oid: str) -> bool:
-    """Delete the server's claim only if it is still ``oid``; False when it was not ours."""
-    ref = claims.ref_name(feature_id)
-    if not _push(root, remote, f":{ref}", ref, oid):
-        return False
+class Released(NamedTuple):
+    """What a release found: done (the server no longer holds ``oid``), and, when the claim
+    was not ours any more, who holds it now (None: nobody)."""
+
+    ours: bool
+    holder: claims.Claim | None = None
+
+
+def release(root: Path, remote: str, feature_id: str, oid: str, prefix: str = PREFIX) -> Released:
+    """Delete the server's claim only if it is still ``oid``. Raises when the server refused
+    or could not say (the claim is then still held, as far as anyone can tell)."""
+    ref = prefix + feature_id
+    outcome, reason, stderr = _push(root, remote, f":{ref}", ref, oid)
+    if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
+        raise Unreachable(remote, f"release {ref}", stderr)
+    if outcome == gitmsg.UNKNOWN:
+        asked, holder = _look(root, remote, ref)
+        if not asked:
+            raise Unknown(remote, f"the release of {feature_id}", feature_id, stderr)
+        if holder == oid:
+            raise Refused(
+                f"claims remote {remote!r}: releasing {feature_id} failed "
+                f"({gitmsg.detail(stderr)}); {remote} still holds the claim — try again"
+            )
+        outcome = gitmsg.PUSHED if holder is None else gitmsg.LEASE
+    if outcome == gitmsg.POLICY:
+        said = gitmsg.remote_says(stderr)
+        raise Refused(
+            f"claims remote {remote!r} refused to release {feature_id} "
+            f"({'remote: ' + said if said else reason}); the claim stays held there and here"
+        )
     claims.release_ref(root, feature_id, oid)
-    return True
+    if outcome == gitmsg.PUSHED:
+        return Released(True)
+    held = fetch(root, remote, prefix).get(feature_id)
+    return Released(False, held)
+
+
+def refresh(
+    root: Path, remote: str, held: LocalClaim, beat: str, prefix: str = PREFIX
+) -> str | None:
+    """Re-point the server's claim at a copy of the record with a new heartbeat, leased on
+    the object it replaces; the new object's id, or None when that did not happen."""
+    record = held.record._replace(heartbeat=beat)
+    oid = claims.claim_object(root, record)
+    ref = prefix + held.feature
+    outcome, _, _ = _push(root, remote, f"{oid}:{ref}", ref, held.oid)
+    if outcome != gitmsg.PUSHED:
+        return None
+    gitio.run(["update-ref", claims.ref_name(held.feature), oid, held.oid], root, check=False)
+    return oid
+
+
+def divergence(root: Path, remote: str, branch: str) -> tuple[int, int] | None:
+    """(commits HEAD has that the remote's branch lacks, commits it lacks), after fetching
+    that branch; None when it cannot be fetched (no remote branch yet, or no answer)."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    fetched = gitio.run(
+        ["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"],
+        root,
+        check=False,
+    )
+    if fetched.returncode != 0:
+        return None
+    proc = gitio.run(
+        ["rev-list", "--left-right", "--count", f"HEAD...{tracking}"], root, check=False
+    )
+    ahead, _, behind = proc.stdout.strip().partition("\t")
+    if proc.returncode != 0 or not ahead.isdigit() or not behind.isdigit():
+        return None
+    return int(ahead), int(behind)
 
 
 def push_branch(root: Path, remote: str, branch: str) -> str | None:
@@ -136,8 +251,10 @@ def push_branch(root: Path, remote: str, branch: str) -> str | None:
     )
     if proc.returncode == 0:
         return None
-    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
-    return lines[-1] if lines else f"git push exited {proc.returncode}"
+    rejected = [line for line in proc.stdout.splitlines() if line.startswith("!")]
+    if rejected:
+        return rejected[0].split("\t")[-1]
+    return gitmsg.detail(proc.stderr, f"git push exited {proc.returncode}")
 
 
 def on_remote(root: Path, remote: str, branch: str, commit: str) -> bool:

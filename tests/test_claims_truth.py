@@ -1,0 +1,353 @@
+"""Claims you can believe (issue 20): the harness's session, liveness by heartbeat, a sync
+that catches up, and every remote outcome told as it is — against a bare remote on disk and
+a real `git daemon` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import BIN_DIR, git_ok, ok, shiftkit
+from test_parallel import _machines, _server_claims, _work
+
+ZERO = "0" * 40
+
+
+def _bash(place: Path, command: str, session_id: str) -> subprocess.CompletedProcess[str]:
+    """One Bash tool call as Claude Code makes it: a fresh shell that exits at once."""
+    return subprocess.run(
+        ["bash", "-c", command],
+        cwd=place,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{BIN_DIR}:{os.environ['PATH']}"},
+        timeout=300,
+    )
+
+
+def _session_start(place: Path, session_id: str) -> None:
+    hook = json.dumps({"session_id": session_id, "source": "startup"})
+    done = _bash(place, f"echo '{hook}' | shiftkit start --brief --hook-input", session_id)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_fresh_shells_keep_a_live_claim_alive(scaffold: Path, tmp_path: Path) -> None:
+    for name in ("one", "two"):
+        ok(scaffold, "add", "--description", f"part {name}", "--step", "s", "--verify", "true")
+    git_ok(scaffold, "commit", "-q", "-am", "Add two features")
+    trees = []
+    for i in range(2):
+        tree = tmp_path / f"wt{i}"
+        git_ok(scaffold, "worktree", "add", "-q", "-b", f"agent-{i}", str(tree))
+        trees.append(tree)
+    holder, other = trees
+    _session_start(holder, "cc-session-holder")
+    _session_start(other, "cc-session-other")
+    claimed = _bash(holder, "shiftkit claim F001", "cc-session-holder")
+    assert claimed.returncode == 0, claimed.stderr
+    for _ in range(2):  # every call a new shell: the claiming shell is long gone
+        listed = _bash(other, "shiftkit claims", "cc-session-other")
+        assert "F001  session cc-session-holder" in listed.stdout, listed.stdout
+        assert "STALE" not in listed.stdout and "last heartbeat 20" in listed.stdout
+        time.sleep(1)
+    stolen = _bash(other, "shiftkit claim F001 --steal", "cc-session-other")
+    assert stolen.returncode == 3, stolen.stdout + stolen.stderr
+    assert "--force" in stolen.stderr
+    used = _bash(holder, "shiftkit usage add --input 100 --output 10", "cc-session-holder")
+    assert used.returncode == 0, used.stderr
+    (holder / "part.txt").write_text("done\n")
+    git_ok(holder, "add", "part.txt")
+    finished = _bash(holder, "shiftkit finish -m 'part one works'", "cc-session-holder")
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    # The ledger's unit names the harness's session, as its usage rows do.
+    units = [
+        json.loads(line)
+        for line in (holder / ".shiftkit" / "ledger.jsonl").read_text().splitlines()
+        if '"unit"' in line
+    ]
+    assert [u["session"] for u in units] == ["cc-session-holder"]
+    report = json.loads(ok(holder, "cost", "--by", "session", "--json"))
+    assert list(report["by_session"]) == ["cc-session-holder"]  # one session, one row
+
+
+def test_same_path_on_another_clone_is_someone_else(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    assert shiftkit(one, "claim", "F001").returncode == 0
+    # Another machine, the same path: move this clone away, clone afresh where it was.
+    moved = one.rename(tmp_path / "one-elsewhere")
+    git_ok(tmp_path, "clone", "-q", str(bare), str(one))
+    ok(one, "install-hooks", "--force")
+    ok(one, "setup")  # a clone gets its random id at setup
+    ids = [(place / ".git" / "shiftkit" / "clone-id").read_text() for place in (moved, one)]
+    assert ids[0] != ids[1] and all(len(i.strip()) == 12 for i in ids)
+    second = shiftkit(one, "claim", "F001")
+    assert second.returncode == 3, second.output
+    assert "clone " in second.stderr
+    assert not (one / ".git" / "shiftkit" / "claim.json").exists()
+
+
+def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    _work(one, "one")
+    git_ok(one, "add", "one.txt")
+    ok(one, "finish", "-m", "part one works")
+    refused = shiftkit(two, "claim", "F001")  # passes on origin: nobody does it again
+    assert refused.returncode == 1, refused.output
+    assert (
+        "already passes on origin's branch" in refused.stderr and "shiftkit sync" in refused.stderr
+    )
+    assert "behind origin/main" in ok(two, "start", "--no-check")
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert "fast-forwarded" in synced.stdout
+    assert git_ok(two, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
+    assert "already up to date" in ok(two, "sync")
+    assert "behind origin" not in ok(two, "start", "--no-check")
+    assert _server_claims(bare) == {}
+
+
+# -- real servers ---------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Daemon:
+    """`git daemon` serving ``base`` on 127.0.0.1 (push enabled), in its own process group."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.port = _free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [
+                "git",
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--enable=receive-pack",
+                f"--base-path={self.base}",
+                "--listen=127.0.0.1",
+                f"--port={self.port}",
+                f"--pid-file={self.base / 'daemon.pid'}",
+                str(self.base),
+            ],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        (self.base / "daemon.pgid").write_text(str(self.proc.pid))
+        for _ in range(100):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("git daemon did not start")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait()
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    served = Daemon(tmp_path)
+    served.start()
+    yield served
+    served.stop()
+
+
+def _over_daemon(
+    scaffold: Path, tmp_path: Path, daemon: Daemon, names: tuple[str, ...]
+) -> tuple[Path, list[Path]]:
+    bare, machines = _machines(scaffold, tmp_path, names)
+    for machine in machines:
+        git_ok(machine, "remote", "set-url", "origin", daemon.url("remote.git"))
+    return bare, machines
+
+
+def _hook(bare: Path, name: str, body: str) -> Path:
+    path = bare / "hooks" / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+POLICY = """
+echo "$1" >> "{log}"
+case "$1" in refs/heads/*|refs/tags/*) exit 0 ;; esac
+echo "only branches and tags may be pushed here (host policy)" >&2
+exit 1
+"""
+
+
+def test_a_host_policy_is_quoted_not_reported_as_a_race(
+    scaffold: Path, tmp_path: Path, daemon: Daemon
+) -> None:
+    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    log = tmp_path / "updates.log"
+    _hook(bare, "update", POLICY.format(log=log))
+    for args in (("claim", "F001"), ("claim",)):
+        refused = shiftkit(one, *args)
+        assert refused.returncode == 1, refused.output
+        assert "remote: only branches and tags may be pushed here" in refused.stderr
+        assert "ref_prefix" in refused.stderr and "git update-ref -d" not in refused.stderr
+    tried = log.read_text().splitlines()  # (the id-less claim's first choice is F000)
+    assert tried == ["refs/shiftkit/claims/F001", "refs/shiftkit/claims/F000"]  # no retries
+    assert not (one / ".git" / "shiftkit" / "claim.json").exists()
+    config = one / ".shiftkit.toml"
+    text = config.read_text()
+    config.write_text(
+        text.replace(
+            'ref_prefix = "refs/shiftkit/claims/"', 'ref_prefix = "refs/heads/shiftkit-claims/"'
+        )
+    )
+    assert config.read_text() != text
+    git_ok(one, "commit", "-q", "-am", "Keep claims where the host allows refs")
+    assert "claimed F001" in ok(one, "claim", "F001")
+    held = git_ok(bare, "for-each-ref", "--format=%(refname)", "refs/heads/shiftkit-claims/")
+    assert held.split() == ["refs/heads/shiftkit-claims/F001"]
+    assert "F001" in ok(one, "claims")
+
+
+def test_a_release_the_server_refuses_is_not_reported_done(
+    scaffold: Path, tmp_path: Path, daemon: Daemon
+) -> None:
+    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    ok(one, "claim", "F001")
+    _hook(
+        bare, "update", f'[ "$3" = {ZERO} ] || exit 0\necho "deleting is not allowed" >&2\nexit 1\n'
+    )
+    refused = shiftkit(one, "release")
+    assert refused.returncode == 1, refused.output
+    assert "remote: deleting is not allowed" in refused.stderr
+    assert "released" not in refused.stdout
+    assert "F001" in ok(one, "claims") and set(_server_claims(bare)) == {"F001"}
+    assert (one / ".git" / "shiftkit" / "claim.json").exists()
+    (bare / "hooks" / "update").unlink()
+    assert "released F001" in ok(one, "release")
+    assert _server_claims(bare) == {}
+
+
+def test_a_stolen_claim_leaves_no_ghost(scaffold: Path, tmp_path: Path, daemon: Daemon) -> None:
+    bare, (one, two) = _over_daemon(scaffold, tmp_path, daemon, ("one", "two"))
+    env_one = {"SHIFTKIT_SESSION": "session-one"}
+    env_two = {"SHIFTKIT_SESSION": "session-two"}
+    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
+    assert shiftkit(two, "claim", "F001", "--steal", "--force", env=env_two).returncode == 0
+    released = shiftkit(one, "release", env=env_one)
+    assert released.returncode == 0, released.output
+    assert "was lost" in released.stdout and "session-two" in released.stdout
+    assert git_ok(one, "for-each-ref", "refs/shiftkit/claims/") == ""
+    again = shiftkit(one, "claim", "F001", env=env_one)
+    assert again.returncode == 3, again.output
+    rows = json.loads(ok(one, "claims", "--json"))
+    assert [(r["id"], r["session"], r["where"]) for r in rows] == [
+        ("F001", "session-two", "remote")
+    ]
+    # A finish of a claim taken over elsewhere commits nothing and drops the ghost.
+    assert shiftkit(one, "claim", "F002", env=env_one).returncode == 0
+    assert shiftkit(two, "release", env=env_two).returncode == 0
+    assert shiftkit(two, "claim", "F002", "--steal", "--force", env=env_two).returncode == 0
+    _work(one, "one")
+    git_ok(one, "add", "one.txt")
+    head = git_ok(one, "rev-parse", "HEAD")
+    lost = shiftkit(one, "finish", "-m", "part two works", env=env_one)
+    assert lost.returncode == 3, lost.output
+    assert "session-two" in lost.stderr and "nothing was committed" in lost.stderr
+    assert git_ok(one, "rev-parse", "HEAD") == head
+    assert not (one / ".git" / "shiftkit" / "claim.json").exists()
+    assert set(_server_claims(bare)) == {"F002"}
+
+
+KILLER = """
+[ "$1" = committed ] || exit 0
+grep -q claims/ || exit 0
+[ -e "{flag}" ] || exit 0
+rm -f "{flag}"
+kill -KILL -$(cat "{pgid}")
+"""
+
+
+def test_a_server_killed_after_taking_the_claim(
+    scaffold: Path, tmp_path: Path, daemon: Daemon
+) -> None:
+    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    flag = tmp_path / "kill-once"
+    flag.write_text("")
+    _hook(bare, "reference-transaction", KILLER.format(flag=flag, pgid=tmp_path / "daemon.pgid"))
+    dead = shiftkit(one, "claim", "F001")
+    assert dead.returncode == 1, dead.output
+    assert "nothing was claimed" not in dead.stderr
+    assert "is unknown" in dead.stderr and "run the same command again" in dead.stderr
+    assert set(_server_claims(bare)) == {"F001"}  # the server took it before it died
+    daemon.stop()
+    daemon.start()
+    retry = shiftkit(one, "claim", "F001")
+    assert retry.returncode == 0, retry.output
+    held = json.loads((one / ".git" / "shiftkit" / "claim.json").read_text())
+    assert _server_claims(bare) == {"F001": held["oid"]}
+    assert "F001" in ok(one, "claims")
+
+
+def test_a_connection_cut_after_the_claim_is_told_as_claimed(
+    scaffold: Path, tmp_path: Path, daemon: Daemon
+) -> None:
+    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    flag = tmp_path / "cut-once"
+    flag.write_text("")
+    cut = KILLER.format(flag=flag, pgid="/dev/null").replace(
+        'kill -KILL -$(cat "/dev/null")', "kill -KILL $PPID"
+    )
+    _hook(bare, "reference-transaction", cut)
+    claimed = shiftkit(one, "claim", "F001")  # the push never heard back; the server has it
+    assert claimed.returncode == 0, claimed.output
+    assert not flag.exists() and "claimed F001" in claimed.stdout
+    held = json.loads((one / ".git" / "shiftkit" / "claim.json").read_text())
+    assert _server_claims(bare) == {"F001": held["oid"]}
+
+
+def test_a_remote_claim_is_refreshed_and_still_finishes(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    first = _server_claims(bare)["F001"]
+    ok(one, "claims")  # within heartbeat_minutes: the ref stays as it is
+    assert _server_claims(bare)["F001"] == first
+    # Twenty minutes on (the record's time moved back, as the clock would move forward).
+    path = one / ".git" / "shiftkit" / "claim.json"
+    held = json.loads(path.read_text())
+    held["taken"] = "2026-01-01T00:00:00Z"
+    path.write_text(json.dumps(held))
+    ok(one, "status")
+    fresh = _server_claims(bare)["F001"]
+    assert fresh != first
+    assert json.loads(path.read_text())["oid"] == fresh
+    record = json.loads(git_ok(bare, "cat-file", "commit", fresh).split("\n\n", 1)[1])
+    assert record["heartbeat"] > "2026-01-01T00:00:00Z" and record["nonce"] == held["nonce"]
+    rows = {r["id"]: r for r in json.loads(ok(two, "claims", "--json"))}
+    assert rows["F001"]["heartbeat"] == record["heartbeat"] and rows["F001"]["stale"] is None
+    _work(one, "one")
+    git_ok(one, "add", "one.txt")
+    assert "claim released" in ok(one, "finish", "-m", "part one works")
+    assert _server_claims(bare) == {}
