@@ -94,7 +94,8 @@ def state_of(project: Path) -> dict[str, str]:
         "features": (project / "features.json").read_text(),
         "log": (project / "claude-progress.txt").read_text(),
         "claims": git_ok(project, "for-each-ref", "refs/shiftkit/claims/"),
-        "claim": shiftkit(project, "claims").stdout,
+        # (the heartbeat moves with every command: the claim itself must not)
+        "claim": shiftkit(project, "claims").stdout.split(", last heartbeat")[0],
     }
 
 
