@@ -633,10 +633,10 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
     try:  # every tool call is a sign of life: the claim's heartbeat
-        from shiftkit.edge import gitio, session
+        from shiftkit.edge import gitio, remote
 
         git_dir, common = gitio.git_dirs(proj.root)
-        session.keep_alive(proj.root, git_dir, common, proj.config.claims)
+        remote.keep_alive(proj.root, git_dir, common, proj.config.claims)
     except (ShiftkitError, OSError, ValueError):
         pass
     cfg = proj.config
@@ -834,9 +834,9 @@ def demo(directory: Path | None) -> int:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def hook(args: tuple[str, ...]) -> int:
     """Git hooks: `hook pre-commit`, `hook commit-msg FILE`."""
-    from shiftkit import hooks
+    from shiftkit import githooks
 
-    return hooks.main(list(args))
+    return githooks.main(list(args))
 
 
 def main(argv: list[str]) -> int:

@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from shiftkit.core.config import Config
     from shiftkit.edge.judge import Judging
 
-USAGE_TEXT = (
-    "usage: shiftkit hook {pre-commit | commit-msg FILE | reference-transaction STATE "
-    "| pre-push REMOTE [URL]}"
-)
 DEFAULT_NAMES = ("features.json", "claude-progress.txt", "progress-archive.txt")
 CONFIG_FILE = ".shiftkit.toml"
 SETTINGS_FILES = (CONFIG_FILE, ".shiftkit/allowed_signers")
@@ -35,25 +31,7 @@ LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (shiftkit.core.ledger.LEDGER_FILE, not
 DEFAULT_DECISIONS = "docs/decisions"  # (the default of core.config's `decisions`)
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["pre-commit"] and len(argv) == 1:
-        root = _worktree_root()
-        _beat(root)
-        return pre_commit(root)
-    if argv[:1] == ["commit-msg"] and len(argv) == 2:
-        return commit_msg(_worktree_root(), argv[1])
-    if argv[:1] == ["reference-transaction"] and len(argv) == 2:
-        from shiftkit import transaction
-
-        return transaction.main(argv[1], sys.stdin.buffer.read())
-    if argv[:1] == ["pre-push"] and len(argv) in (2, 3):
-        from shiftkit import transaction
-
-        return transaction.pre_push(_worktree_root(), argv[1], sys.stdin.buffer.read())
-    raise BadInput(f"{USAGE_TEXT} (got: {' '.join(argv) or 'nothing'})")
-
-
-def _beat(root: str) -> None:
+def beat(root: str) -> None:
     """A commit is a sign of life: refresh this worktree's claim's heartbeat (a file)."""
     from pathlib import Path
 
@@ -65,7 +43,7 @@ def _beat(root: str) -> None:
         pass
 
 
-def _worktree_root() -> str:
+def worktree_root() -> str:
     # git runs hooks at the top of the work tree; ask git only when run by hand elsewhere.
     if os.path.exists(".git"):
         return os.getcwd()
@@ -220,7 +198,7 @@ def decision_violations(
     HEAD's (and a merge's other parents')."""
     import posixpath
 
-    from shiftkit.edge import commits, gitio, judge
+    from shiftkit.edge import gitio, judge, revisions
 
     head = gitio.head_oid(root)
     folder = posixpath.normpath(judge.at_revisions(root, head, ":").parent.decisions)
@@ -230,7 +208,7 @@ def decision_violations(
     parents = [*([head] if head else []), *gitio.merge_parents(git_dir)]
     # The tree the commit will have (`git ls-files` would also list intent-to-add files).
     staged_tree = gitio.write_tree(root)  # type: ignore[arg-type]
-    return commits.decision_numbers(root, staged_tree, parents, folder)
+    return revisions.decision_numbers(root, staged_tree, parents, folder)
 
 
 def ledger_violations(root: str) -> list[messages.Violation]:

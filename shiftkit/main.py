@@ -17,9 +17,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _require_utf8(args)
         if args[:1] == ["hook"]:
-            from shiftkit import hooks
+            from shiftkit import githooks
 
-            return hooks.main(args[1:])
+            return githooks.main(args[1:])
         if args[:1] == ["merge-features"] and _plain(args[1:], 3):
             # git runs the merge driver as it runs hooks: past click, as `cli` would call it.
             from pathlib import Path

@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from shiftkit.edge import commits as commits_mod
+    from shiftkit.edge import revisions
 
 SHOWN = 10
 
@@ -47,12 +47,12 @@ def main(state: str, stdin: bytes) -> int:
     root = _work_tree()
     if root is None:
         return OK  # a bare repository: nothing is committed here
-    from shiftkit.edge import commits
+    from shiftkit.edge.revisions import read_commits
 
     # New to the repository: reachable from the new tips and from no branch, tag or
     # remote-tracking ref yet (HEAD is left out: a rebase moves it before the branch).
     revisions = [new for _, new, _ in updates] + ["--not", "--branches", "--tags", "--remotes"]
-    fresh = commits.read_commits(root, revisions)
+    fresh = read_commits(root, revisions)
     problems = []
     for commit in fresh:
         for violation in judge_new_commit(root, commit):
@@ -83,7 +83,7 @@ def _work_tree() -> str | None:
     return top if code == 0 and top else None
 
 
-def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]:
+def judge_new_commit(root_text: str, commit: revisions.Commit) -> list[object]:
     """The violations of one new commit; the common commit (nothing the rules protect
     changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
     if _approved(root_text, commit):
@@ -122,7 +122,7 @@ def judge_new_commit(root_text: str, commit: commits_mod.Commit) -> list[object]
     return list(report.violations)
 
 
-def _approved(root_text: str, commit: commits_mod.Commit) -> bool:
+def _approved(root_text: str, commit: revisions.Commit) -> bool:
     """Whether the commit hooks of this worktree accepted exactly this change (parents, tree,
     message): local evidence, as forgeable as the verify cache and checked the same way by
     CI's audit. Costs a hash and a stat: no pathlib, no subprocess."""
@@ -143,7 +143,7 @@ def current_claim(root: Path, feature_id: str) -> str:
     return gitio.run(["rev-parse", "-q", "--verify", ref], root, check=False).stdout.strip()
 
 
-def _touches_protected(root: str, commit: commits_mod.Commit) -> bool:
+def _touches_protected(root: str, commit: revisions.Commit) -> bool:
     from shiftkit import hooks
     from shiftkit.edge import gitio
 

@@ -223,9 +223,9 @@ def test_a_log_that_is_not_utf8_is_a_clear_error_not_a_crash(one_project: Path) 
 def test_the_ledger_and_its_rule_are_named_alike_everywhere() -> None:
     from shiftkit import hooks
     from shiftkit.core import config, ledger
-    from shiftkit.edge import commits
+    from shiftkit.edge import revisions
 
-    assert hooks.LEDGER_FILE == commits.LEDGER_FILE == ledger.LEDGER_FILE == LEDGER
+    assert hooks.LEDGER_FILE == revisions.LEDGER_FILE == ledger.LEDGER_FILE == LEDGER
     assert config.Config().decisions == hooks.DEFAULT_DECISIONS
 
 

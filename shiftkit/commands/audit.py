@@ -11,7 +11,7 @@ from typing import Any
 
 from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
-from shiftkit.edge import adoption, commits, gitio, history, verify
+from shiftkit.edge import adoption, commits, gitio, history, revisions, verify
 from shiftkit.edge.context import Context, short
 
 
@@ -27,7 +27,7 @@ class Finding:
 
 def commits_in(
     root: Path, since: str | None, features_file: str = "features.json"
-) -> list[commits.Commit]:
+) -> list[revisions.Commit]:
     """The commits under the protocol (from the one that adopted shiftkit on: decision record
     0013) after ``since`` (exclusive) up to HEAD, oldest first."""
     if (
@@ -63,19 +63,19 @@ def shallow_edge(root: Path) -> set[str]:
 
 
 def protocol_commits(
-    root: Path, revisions: list[str], features_file: str, tips: list[str] | None = None
-) -> list[commits.Commit]:
-    """The commits ``revisions`` select that are under the protocol; ``tips`` (default HEAD)
+    root: Path, selection: list[str], features_file: str, tips: list[str] | None = None
+) -> list[revisions.Commit]:
+    """The commits ``selection`` selects that are under the protocol; ``tips`` (default HEAD)
     are where the protocol's part of history is looked for."""
     scope = adoption.scope(root, tips or ["HEAD"], features_file)
     if not scope.adopting:
         return []
-    # The boundary first: a `--not` inside ``revisions`` would turn it around.
-    bounded = [*(f"^{oid}" for oid in scope.boundary), *revisions]
-    return [c for c in commits.read_commits(root, bounded) if c.oid in scope.commits]
+    # The boundary first: a `--not` inside ``selection`` would turn it around.
+    bounded = [*(f"^{oid}" for oid in scope.boundary), *selection]
+    return [c for c in revisions.read_commits(root, bounded) if c.oid in scope.commits]
 
 
-def reverify_at(ctx: Context, commit: commits.Commit, command: str) -> verify.Outcome:
+def reverify_at(ctx: Context, commit: revisions.Commit, command: str) -> verify.Outcome:
     """The verifier re-run in a clean checkout of the commit, after `init` — both, and the
     timeout, as the commit's parent sets them (the judged commit's own settings, or the work
     tree's, could make its verifier pass)."""
@@ -93,7 +93,7 @@ def audit(
 
 
 def audit_commits(
-    ctx: Context, selected: list[commits.Commit], reverify: bool, say: Callable[[str], None]
+    ctx: Context, selected: list[revisions.Commit], reverify: bool, say: Callable[[str], None]
 ) -> list[Finding]:
     """Every commit of ``selected`` (oldest first) judged by `commits.judge_commit`, its files
     read in bulk (`edge.history`)."""
@@ -104,7 +104,7 @@ def audit_commits(
 
 def _judge(
     ctx: Context,
-    commit: commits.Commit,
+    commit: revisions.Commit,
     reverify: bool,
     say: Callable[[str], None],
     read: history.History | None,

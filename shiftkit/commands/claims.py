@@ -124,29 +124,12 @@ def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
     )
 
 
-def behind_line(ctx: Context) -> tuple[str | None, str]:
-    """(what to say when this branch is behind the claims remote's, the remote-tracking
-    ref): fetches that branch; nothing to say without a remote, a branch, or an answer."""
-    name = ctx.config.claims.remote
-    branch = gitio.branch(ctx.root)
-    if not name or branch is None or not ctx.config.claims.enabled:
-        return None, ""
-    counts = remote.divergence(ctx.root, name, branch)
-    if counts is None or counts[1] == 0:
-        return None, ""
-    ahead, behind = counts
-    how = f"{behind} commit{'s' if behind != 1 else ''} behind {name}/{branch}"
-    if ahead:
-        how += f" (and {ahead} ahead)"
-    return f"{branch} is {how}: `shiftkit sync` catches up", f"refs/remotes/{name}/{branch}"
-
-
 def passing_on_remote(ctx: Context, feature_list: features.FeatureList, say: Say) -> set[str]:
     """Features that pass on the claims remote's branch but not here: nobody should do them
     again. Says so when this branch is behind."""
     from shiftkit.edge.project import read_features_at
 
-    line, tracking = behind_line(ctx)
+    line, tracking = remote.behind_line(ctx.root, ctx.config.claims)
     if line is None:
         return set()
     say(line)

@@ -149,7 +149,8 @@ def commit_record(ctx: Context, path: Path, title: str, say: Callable[[str], Non
     revert would roll back — say that `finish` commits it with the feature."""
     from shiftkit.core.errors import HookRefused
     from shiftkit.edge import state
-    from shiftkit.edge.context import commit, short
+    from shiftkit.edge.committing import commit
+    from shiftkit.edge.context import short
 
     held = state.local_claim(ctx.git_dir)
     name = path.relative_to(ctx.root).as_posix()

@@ -15,18 +15,16 @@ from shiftkit.core import features, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, ledger, snapshot, state, verify
+from shiftkit.edge.committing import commit, commit_bookkeeping
 from shiftkit.edge.context import (
     Context,
     add_note,
-    commit,
-    commit_bookkeeping,
     head_trailer,
     iso_now,
     log_time,
     pending_note_path,
     person_signs,
     plan_log,
-    read_optional,
     record_verified_at,
     short,
     work_tree_id,
@@ -34,6 +32,7 @@ from shiftkit.edge.context import (
     write_log,
     write_planned_log,
 )
+from shiftkit.edge.files import read_optional
 from shiftkit.edge.project import read_features, read_features_at
 from shiftkit.edge.undo import undone_on_refusal
 

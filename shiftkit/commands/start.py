@@ -15,7 +15,8 @@ from shiftkit.core import features, orientation, progress
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import Refused
 from shiftkit.edge import claims, files, gitio, regression, state, verify
-from shiftkit.edge.context import Context, iso_now, read_optional, short
+from shiftkit.edge.context import Context, iso_now, short
+from shiftkit.edge.files import read_optional
 from shiftkit.edge.project import read_features, read_features_at
 
 Say = Callable[[str], None]
@@ -232,9 +233,9 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
 
 def _behind_remote(ctx: Context) -> tuple[str, ...]:
     """A line when this branch is behind the claims remote's (it fetches that branch)."""
-    from shiftkit.commands.claims import behind_line
+    from shiftkit.edge import remote
 
-    line, _ = behind_line(ctx)
+    line, _ = remote.behind_line(ctx.root, ctx.config.claims)
     return (line,) if line else ()
 
 

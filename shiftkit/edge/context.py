@@ -11,9 +11,10 @@ from pathlib import Path
 
 from shiftkit.core import features
 from shiftkit.core.config import Config
-from shiftkit.core.errors import BadInput, HookRefused, Refused
-from shiftkit.edge import files, gitio, project, state
+from shiftkit.core.errors import Refused
+from shiftkit.edge import gitio, project, state
 from shiftkit.edge.atomic import atomic_write
+from shiftkit.edge.files import read_optional
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,9 @@ class Context:
 def open_context(cwd: Path | str | None = None) -> Context:
     proj = project.find(cwd)
     ctx = Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
-    from shiftkit.edge import session
+    from shiftkit.edge import remote
 
-    session.keep_alive(ctx.root, ctx.git_dir, ctx.common_dir, proj.config.claims)
+    remote.keep_alive(ctx.root, ctx.git_dir, ctx.common_dir, proj.config.claims)
     return ctx
 
 
@@ -50,22 +51,6 @@ def iso_now() -> str:
 
 def short(oid: str | None) -> str:
     return oid[:7] if oid else "-"
-
-
-def read_optional(path: Path) -> str:
-    try:
-        return files.read_text(path)
-    except FileNotFoundError:
-        return ""
-    except IsADirectoryError:
-        raise BadInput(f"{path.name}: a folder where a file belongs; move it away") from None
-    except UnicodeDecodeError as exc:
-        raise BadInput(
-            f"{path.name}: not UTF-8 text (byte {exc.start}); shiftkit reads and writes it as "
-            f"UTF-8: fix or remove that byte"
-        ) from None
-    except OSError as exc:  # a FIFO or a device (files.NOT_REGULAR), permissions, I/O
-        raise BadInput(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
 
 
 def work_tree_id(ctx: Context) -> str:
@@ -87,45 +72,6 @@ def work_tree_id(ctx: Context) -> str:
             os.unlink(tmp_index)
         except FileNotFoundError:
             pass
-
-
-def commit(ctx: Context, message: str, paths: list[str] | None = None, sign: bool = False) -> str:
-    """Commit through the real hooks: everything (``git add -A``), only ``paths``, or (with
-    an empty list) what is staged; ``sign``: with the person's signing key (`-S`). A refusal
-    raises `HookRefused`, naming the failed hooks, with their output to show."""
-    options = ["commit", "-q", "-F", "-", *(["-S"] if sign else [])]
-    if paths is None:
-        gitio.run(["add", "-A"], ctx.root)
-        args = options
-    elif not paths:
-        args = options
-    else:
-        present = [p for p in paths if (ctx.root / p).exists()]
-        gitio.run(["add", "--", *present], ctx.root)
-        args = [*options, "--", *present]
-    proc = gitio.run(args, ctx.root, input=message, check=False)
-    if proc.returncode != 0:
-        from shiftkit.core import hookoutput
-
-        output = proc.stdout + proc.stderr
-        raise HookRefused(hookoutput.refusal(output), hookoutput.shown(output))
-    head = gitio.head_oid(ctx.root)
-    assert head is not None
-    from shiftkit.edge import ledger
-
-    ledger.forget_committed(ctx)
-    return head
-
-
-def commit_bookkeeping(ctx: Context, message: str, sign: bool = False) -> str:
-    """Commit only shiftkit's own files (feature list, log, archive, and the ledger with the
-    entries waiting for this boundary), whatever else is dirty."""
-    from shiftkit.core.ledger import LEDGER_FILE
-    from shiftkit.edge import ledger
-
-    cfg = ctx.config
-    ledger.fold(ctx)
-    return commit(ctx, message, [cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE], sign)
 
 
 def person_signs(ctx: Context) -> bool:

@@ -10,6 +10,8 @@ import os
 import stat
 from pathlib import Path
 
+from shiftkit.core.errors import BadInput
+
 NOT_REGULAR = "not a regular file (a FIFO, a device or a socket); replace it with a file"
 
 
@@ -30,3 +32,21 @@ def read_text(path: Path | str, errors: str = "strict") -> str:
         raise
     with handle:
         return handle.read()
+
+
+def read_optional(path: Path) -> str:
+    """A protocol file's text, "" when it does not exist; anything else that keeps it from
+    being read is one line (BadInput) naming it."""
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return ""
+    except IsADirectoryError:
+        raise BadInput(f"{path.name}: a folder where a file belongs; move it away") from None
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"{path.name}: not UTF-8 text (byte {exc.start}); shiftkit reads and writes it as "
+            f"UTF-8: fix or remove that byte"
+        ) from None
+    except OSError as exc:  # a FIFO or a device (files.NOT_REGULAR), permissions, I/O
+        raise BadInput(f"{path.name}: cannot be read ({exc.strerror or exc})") from None

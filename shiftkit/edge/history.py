@@ -22,7 +22,7 @@ from typing import Any, NamedTuple, NoReturn
 
 from shiftkit.core import features, rules
 from shiftkit.edge import gitio, judge, snapshot
-from shiftkit.edge.commits import LEDGER_FILE, Commit, decision_numbers, ledger_changed
+from shiftkit.edge.revisions import LEDGER_FILE, Commit, decision_numbers, ledger_changed
 
 Blob = tuple[str, str]  # (object id, text)
 
@@ -331,7 +331,7 @@ class History:
         return self._checks.put(key, found)  # type: ignore[no-any-return]
 
     def decision_numbers(self, commit: Commit, folder: str) -> list[rules.Violation]:
-        """Rule 13 (`commits.decision_numbers`), without asking git when the commit's diff
+        """Rule 13 (`revisions.decision_numbers`), without asking git when the commit's diff
         touches nothing in the folder."""
         name = folder.rstrip("/")
         changes = self._changes.get(commit.oid)
@@ -353,7 +353,7 @@ class History:
         return rules.MergeBase(tuple(bases))
 
     def ledger_problems(self, commit: Commit) -> list[rules.Violation]:
-        """Rule 12 (`commits.ledger_problems`), the ledger's blob ids from the diffs and its
+        """Rule 12 (`revisions.ledger_problems`), the ledger's blob ids from the diffs and its
         texts from the bulk reader."""
         revs = [commit.oid, *commit.parents]
         ids = [self.ids(rev, [LEDGER_FILE])[0] for rev in revs]

@@ -47,9 +47,7 @@ def pending_path(ctx: Context) -> Path:
 
 
 def _read(path: Path) -> str:
-    from shiftkit.edge.context import read_optional  # (a clear line for a folder or bad bytes)
-
-    return read_optional(path)
+    return files.read_optional(path)  # (a clear line for a folder or bad bytes)
 
 
 def pending(ctx: Context) -> list[Entry]:

@@ -12,15 +12,9 @@ from typing import NamedTuple
 from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import files, gitio, state, verify
-from shiftkit.edge.context import (
-    Context,
-    commit_bookkeeping,
-    log_time,
-    read_optional,
-    short,
-    write_features,
-    write_log,
-)
+from shiftkit.edge.committing import commit_bookkeeping
+from shiftkit.edge.context import Context, log_time, short, write_features, write_log
+from shiftkit.edge.files import read_optional
 
 CHECKOUT = "checkout"  # the cache's mode for a pass in a temporary checkout of the tree
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.core import gitmsg
-from shiftkit.core.claim import ClaimRecord, LocalClaim
+from shiftkit.core.claim import TIME_FORMAT, ClaimRecord, LocalClaim
+from shiftkit.core.config import ClaimsConfig
 from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import claims, gitio
 
@@ -262,3 +263,57 @@ def on_remote(root: Path, remote: str, branch: str, commit: str) -> bool:
     tracking = f"refs/remotes/{remote}/{branch}"
     proc = gitio.run(["merge-base", "--is-ancestor", commit, tracking], root, check=False)
     return proc.returncode == 0
+
+
+def behind_line(root: Path, settings: ClaimsConfig) -> tuple[str | None, str]:
+    """(what to say when this branch is behind the claims remote's, the remote-tracking
+    ref): fetches that branch; nothing to say without a remote, a branch, or an answer."""
+    name = settings.remote
+    branch = gitio.branch(root)
+    if not name or branch is None or not settings.enabled:
+        return None, ""
+    counts = divergence(root, name, branch)
+    if counts is None or counts[1] == 0:
+        return None, ""
+    ahead, behind = counts
+    how = f"{behind} commit{'s' if behind != 1 else ''} behind {name}/{branch}"
+    if ahead:
+        how += f" (and {ahead} ahead)"
+    return f"{branch} is {how}: `shiftkit sync` catches up", f"refs/remotes/{name}/{branch}"
+
+
+def keep_alive(root: Path, git_dir: Path, common_dir: Path, claims: ClaimsConfig) -> None:
+    """Every command's sign of life: the local heartbeat, and with a claims remote the claim
+    ref re-pointed at a fresh heartbeat once `heartbeat_minutes` have passed since the last
+    (other machines see only the remote). Never fails a command: a heartbeat that cannot be
+    sent now is sent by a later command; a claim lost meanwhile is found at release/finish."""
+    from shiftkit.edge import session
+
+    oid = session.beat(git_dir, common_dir)
+    if oid is None or not claims.remote or not claims.enabled:
+        return
+    from shiftkit.edge import state
+
+    held = state.local_claim(git_dir)
+    if held is None or held.oid != oid:
+        return
+    from datetime import datetime, timedelta
+
+    stamp = session.now()
+    try:
+        since = datetime.strptime(stamp, TIME_FORMAT) - datetime.strptime(
+            held.record.last_beat(), TIME_FORMAT
+        )
+    except ValueError:
+        since = timedelta.max
+    if since < timedelta(minutes=claims.heartbeat_minutes):
+        return
+    try:
+        fresh = refresh(root, claims.remote, held, stamp, claims.ref_prefix)
+    except (ShiftkitError, OSError):
+        return
+    if fresh is None:
+        return
+    state.save_local_claim(git_dir, LocalClaim(held.record._replace(heartbeat=stamp), fresh))
+    session.forget(common_dir, held.oid)
+    session.beat(git_dir, common_dir)

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from shiftkit.core.claim import TIME_FORMAT
-from shiftkit.core.config import ClaimsConfig
 from shiftkit.edge import heartbeat, state
 from shiftkit.edge.atomic import atomic_write
 
@@ -109,40 +108,3 @@ def forget(common_dir: Path, oid: str) -> None:
     where = heartbeat.path(common_dir, oid)
     if where is not None:
         where.unlink(missing_ok=True)
-
-
-def keep_alive(root: Path, git_dir: Path, common_dir: Path, claims: ClaimsConfig) -> None:
-    """Every command's sign of life: the local heartbeat, and with a claims remote the claim
-    ref re-pointed at a fresh heartbeat once `heartbeat_minutes` have passed since the last
-    (other machines see only the remote). Never fails a command: a heartbeat that cannot be
-    sent now is sent by a later command; a claim lost meanwhile is found at release/finish."""
-    oid = beat(git_dir, common_dir)
-    if oid is None or not claims.remote or not claims.enabled:
-        return
-    held = state.local_claim(git_dir)
-    if held is None or held.oid != oid:
-        return
-    from datetime import timedelta
-
-    stamp = now()
-    try:
-        since = datetime.strptime(stamp, TIME_FORMAT) - datetime.strptime(
-            held.record.last_beat(), TIME_FORMAT
-        )
-    except ValueError:
-        since = timedelta.max
-    if since < timedelta(minutes=claims.heartbeat_minutes):
-        return
-    from shiftkit.core.claim import LocalClaim
-    from shiftkit.core.errors import ShiftkitError
-    from shiftkit.edge import remote
-
-    try:
-        fresh = remote.refresh(root, claims.remote, held, stamp, claims.ref_prefix)
-    except (ShiftkitError, OSError):
-        return
-    if fresh is None:
-        return
-    state.save_local_claim(git_dir, LocalClaim(held.record._replace(heartbeat=stamp), fresh))
-    forget(common_dir, held.oid)
-    beat(git_dir, common_dir)
