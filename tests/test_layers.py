@@ -71,7 +71,9 @@ def test_every_module_is_in_a_layer_and_the_layers_exist() -> None:
         RANK
     ) - {"entry"}
     entry = {p.stem for p in PACKAGE.glob("*.py")}
-    assert entry == {"__init__", "__main__", "main", "cli", "hooks", "transaction"}, entry
+    assert entry == {"__init__", "__main__", "main", "cli", "githooks", "hooks", "transaction"}, (
+        entry
+    )
 
 
 def test_the_import_check_catches_an_upward_import(tmp_path: Path) -> None:
