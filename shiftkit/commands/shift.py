@@ -199,77 +199,123 @@ def _entry_body(ctx: Context, first: str, extra: str | None) -> str:
     return "\n".join(parts)
 
 
+class FinishPlan(NamedTuple):
+    """What `finish` will commit, planned and checked before anything is written."""
+
+    held: LocalClaim
+    feature: features.Feature
+    subject: str
+    flipped: features.FeatureList
+    log: str
+    archive: str | None  # the new archive when a prune is due
+    message: str  # with TREE where the committed tree's id goes
+
+
 def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
-    record = require_claim(ctx, "finish")
-    feature_id, base = record.feature, record.base
-    if _already_committed(ctx, record):
-        ending = _close_claim(ctx, record, say)
-        say(f"{feature_id} was already committed at HEAD; {ending}")
+    """Verify, flip, log, commit, release — each a step below. Refused before the commit:
+    nothing changed; refused at it: everything as it was (`undone_on_refusal`)."""
+    held = require_claim(ctx, "finish")
+    if _already_committed(ctx, held):  # (a re-run after a crash past the commit)
+        ending = _close_claim(ctx, held, say)
+        say(f"{held.feature} was already committed at HEAD; {ending}")
         return 0
-    subject = f"{feature_id}: {summary.strip()}"
+    subject = _finish_subject(held.feature, summary)
+    feature = _feature_to_finish(ctx, held)
+    verified_tree = _verified_tree(ctx, feature, say)
+    plan = _plan_finish(ctx, held, feature, subject, summary, extra_note)
+    _precheck(ctx, plan.flipped, plan.log, plan.archive, plan.message, held.feature)
+    _say_unstaged(ctx, say)
+    new_head = _commit_finish(ctx, plan, verified_tree, say)
+    ending = _close_claim(ctx, held, say)
+    say(
+        f"{held.feature} passes: committed {short(new_head)} {subject!r} (its verifier passed "
+        f"on this tree; the commit adds the list and the log); {ending}"
+    )
+    return 0
+
+
+def _finish_subject(feature_id: str, summary: str) -> str:
+    """`ID: SUMMARY`, within rule 9 (72 characters, says something)."""
     room = 72 - len(f"{feature_id}: ")
     if len(summary.strip()) > room:
         raise BadInput(
             f"-m is {len(summary.strip())} characters; the subject is `{feature_id}: ` and "
             f"the summary, at most 72 in all: keep -m to {room} and put the detail in --note"
         )
+    subject = f"{feature_id}: {summary.strip()}"
     problems = rules.check_message(subject)
     if problems:
         raise BadInput(f"-m: {problems[0].message}")
-    _require_current_claim(ctx, record)
-    feature_list = read_features(ctx.project)
-    feature = features.require(feature_list, feature_id, ctx.config.features)
-    if _passes_at_head(ctx, feature_id):  # (the work tree's list may be a crashed finish's)
+    return subject
+
+
+def _feature_to_finish(ctx: Context, held: LocalClaim) -> features.Feature:
+    """The claimed feature, while the claim is still this worktree's and HEAD does not
+    already pass it (the work tree's list may be a crashed finish's)."""
+    _require_current_claim(ctx, held)
+    feature = features.require(read_features(ctx.project), held.feature, ctx.config.features)
+    if _passes_at_head(ctx, held.feature):
         raise Refused(
-            f"{feature_id} already passes; nothing was committed (`shiftkit release` "
+            f"{held.feature} already passes; nothing was committed (`shiftkit release` "
             f"hands the claim back)"
         )
-    passed, verified_tree = verify_work(ctx, feature, say)
+    return feature
+
+
+def _verified_tree(ctx: Context, feature: features.Feature, say: Say) -> str:
+    passed, tree = verify_work(ctx, feature, say)
     if not passed:
         raise Refused(
-            f"{feature_id} does not pass; nothing was changed. Fix it and run "
+            f"{feature.id} does not pass; nothing was changed. Fix it and run "
             f"`shiftkit finish` again, or `shiftkit revert --reason ...`"
         )
-    flipped = feature_list.replace_feature(feature._replace(passes=True))
+    return tree
+
+
+def _plan_finish(
+    ctx: Context,
+    held: LocalClaim,
+    feature: features.Feature,
+    subject: str,
+    summary: str,
+    extra_note: str | None,
+) -> FinishPlan:
+    """The flipped list, the log with its entry (pruned when due) and the message."""
+    base = short(held.base)
+    flipped = read_features(ctx.project).replace_feature(feature._replace(passes=True))
     head_log = read_optional(ctx.project.progress_path)
-    log_text = _without_crashed_entry(head_log, feature_id, short(base), "passed")
-    entry = progress.format_entry(
-        log_time(), feature_id, "passed", short(base), _entry_body(ctx, summary, extra_note)
-    )
+    log_text = _without_crashed_entry(head_log, feature.id, base, "passed")
+    body = _entry_body(ctx, summary, extra_note)
+    entry = progress.format_entry(log_time(), feature.id, "passed", base, body)
     new_log, new_archive = plan_log(
         ctx, progress.append(log_text, entry), features.blocked_ids(flipped)
     )
     message = (
-        f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Verified: TREE\n"
-        f"Shiftkit-Claim: {record.oid or '-'}\n"
+        f"{subject}\n\nShiftkit-Feature: {feature.id}\nShiftkit-Verified: TREE\n"
+        f"Shiftkit-Claim: {held.oid or '-'}\n"
     )
-    _precheck(ctx, flipped, new_log, new_archive, message, feature_id)
-    _say_unstaged(ctx, say)
+    return FinishPlan(held, feature, subject, flipped, new_log, new_archive, message)
+
+
+def _commit_finish(ctx: Context, plan: FinishPlan, verified_tree: str, say: Say) -> str:
+    """Write the plan and commit it, the tree being the verified tree plus the bookkeeping.
+    Refused here (a hook, or a tree that is not the verified one): the index and shiftkit's
+    files as they were, so `finish` can simply be run again."""
     again = (
         f"nothing was committed, and the index, {ctx.config.features} and the log are as "
         f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
         f"`shiftkit finish` again, which verifies the tree it commits"
     )
-    # Refused from here on (a hook, or a tree that is not the verified one): the index and
-    # shiftkit's files as they were, so finish can simply be run again.
     with undone_on_refusal(ctx, say, again):
-        write_features(ctx, flipped)
-        write_planned_log(ctx, new_log, new_archive)
-        ledger.close_unit(ctx, record, "passed")
+        write_features(ctx, plan.flipped)
+        write_planned_log(ctx, plan.log, plan.archive)
+        ledger.close_unit(ctx, plan.held, "passed")
         gitio.run(["add", "-A"], ctx.root)
         tree = gitio.write_tree(ctx.root)
         _require_verified_tree(ctx, verified_tree, tree)
-        command = verifier_of(ctx, feature)
-        # The committed tree is the verified tree plus shiftkit's own bookkeeping.
-        mode = ctx.config.verify_in
-        verify.record_pass(ctx.common_dir, tree, verify.cache_command(command, mode))
-        new_head = commit(ctx, message.replace("TREE", tree))
-    ending = _close_claim(ctx, record, say)
-    say(
-        f"{feature_id} passes: committed {short(new_head)} {subject!r} (its verifier passed on "
-        f"this tree; the commit adds the list and the log); {ending}"
-    )
-    return 0
+        command = verify.cache_command(verifier_of(ctx, plan.feature), ctx.config.verify_in)
+        verify.record_pass(ctx.common_dir, tree, command)
+        return commit(ctx, plan.message.replace("TREE", tree))
 
 
 def _say_unstaged(ctx: Context, say: Say) -> None:
