@@ -338,3 +338,32 @@ def test_without_the_extra_the_page_says_how_to_get_it(scaffold: Path, tmp_path:
 def test_a_fresh_scaffold_reports_its_one_commit(scaffold: Path) -> None:
     data = json.loads(ok(scaffold, "report", "--json"))
     assert data["features_total"] == 1 and len(data["burnup"]) == 1
+
+
+# -- the CI workflow's artifact ---------------------------------------------------------------
+
+
+def test_the_workflow_uploads_the_report_after_the_verdict(scaffold: Path, tmp_path: Path) -> None:
+    import yaml
+
+    workflow = yaml.safe_load((scaffold / ".github/workflows/shiftkit-audit.yml").read_text())
+    steps = workflow["jobs"]["audit"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    [made] = [n for n, r in enumerate(runs) if '"$SHIFTKIT" report -o' in r]
+    [upload] = [
+        n for n, s in enumerate(steps) if s.get("uses", "").startswith("actions/upload-artifact@")
+    ]
+    verdict = [
+        n for n, r in enumerate(runs) if '"$SHIFTKIT" audit' in r or "check --no-demote" in r
+    ]
+    assert max(verdict) < made < upload
+    for n in (made, upload):
+        assert steps[n]["if"] == "always()"  # a failed verdict is when the picture helps most
+    assert steps[made]["continue-on-error"] is True  # never the verdict's
+    assert steps[upload]["with"]["path"] == "${{ runner.temp }}/report/shiftkit-report.html"
+    # The step's report line, run as CI runs it (the charts' library already installed here).
+    [line] = [x for x in runs[made].splitlines() if '"$SHIFTKIT" report' in x]
+    env = {"RUNNER_TEMP": str(tmp_path), "SHIFTKIT": str(shutil.which("shiftkit"))}
+    result = run(["bash", "-e", "-c", line], scaffold, env=env)
+    assert result.returncode == 0, result.output
+    assert "<b>F000</b>" in (tmp_path / "report/shiftkit-report.html").read_text()
