@@ -170,6 +170,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .reason { color: #616e7c; font-size: 12px; }
 .cols { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
 .note { color: #616e7c; font-size: 12px; }
+.nodata { color: #616e7c; text-align: center; padding: 110px 0; margin: 0; }
 """
 
 
@@ -253,7 +254,7 @@ def _time_axis(points: Sequence[float]) -> dict[str, Any]:
 def _count_axis(most: int) -> dict[str, Any]:
     """Whole numbers on the y axis, about six of them."""
     step = max(1, -(-most // 6))
-    return {"y_labels": list(range(0, most + step, step))}
+    return {"y_labels": list(range(0, most + step + 1, step))}  # (headroom over the total)
 
 
 DASHED = {"width": 2, "dasharray": "6, 4"}
@@ -273,8 +274,11 @@ def burnup_charts(rep: report.Report, pygal: ModuleType) -> tuple[str, str]:
     by_commit = _chart(pygal, "XY", colors, **counts)
     by_commit.add("features", [(p.n, p.total) for p in shown], show_dots=False, stroke_style=DASHED)
     by_commit.add("passing", [(p.n, p.passing) for p in shown], show_dots=len(shown) < 60)
-    by_commit.add(label, [(p.n, p.passing) for p in marked], stroke=False, dots_size=5)
+    mark = 5 if len(marked) <= 20 else 2.5
+    by_commit.add(label, [(p.n, p.passing) for p in marked], stroke=False, dots_size=mark)
 
+    shown = sorted(shown, key=lambda p: p.time)  # (committer times can step back)
+    marked = sorted(marked, key=lambda p: p.time)
     times = [float(p.time) for p in shown]
     by_time = _chart(
         pygal, "DateTimeLine", colors, x_label_rotation=20, **counts, **_time_axis(times)
@@ -286,13 +290,20 @@ def burnup_charts(rep: report.Report, pygal: ModuleType) -> tuple[str, str]:
         stroke_style=DASHED,
     )
     by_time.add("passing", [(_moment(p.time), p.passing) for p in shown], show_dots=len(shown) < 60)
-    by_time.add(label, [(_moment(p.time), p.passing) for p in marked], stroke=False, dots_size=5)
+    by_time.add(label, [(_moment(p.time), p.passing) for p in marked], stroke=False, dots_size=mark)
     return _svg(by_commit), _svg(by_time)
 
 
 def cost_chart(rep: report.Report, pygal: ModuleType) -> str:
-    points = [p for p in rep.costs if p.per_passing is not None]
+    spent = rep.totals.usage.tokens > 0
+    points = sorted(
+        (p for p in rep.costs if p.per_passing is not None and spent), key=lambda p: p.time
+    )
     shown = [points[n] for n in report.thin(len(points), CHART_POINTS)]
+
+    if not shown:  # (pygal's empty chart is a giant caption over axes of nothing)
+        why = "nothing passes yet" if spent else "no usage recorded yet"
+        return f'<p class="nodata">{why}</p>'
 
     def value(spend: Any) -> float:
         return float(spend.usd or 0.0) if rep.money else float(spend.fresh_equivalent)
@@ -304,7 +315,6 @@ def cost_chart(rep: report.Report, pygal: ModuleType) -> str:
         x_label_rotation=20,
         value_formatter=(lambda v: f"${v:,.2f}") if rep.money else (lambda v: f"{v:,.0f}"),
         range=(0, None),
-        no_data_text="nothing passes yet",
         **_time_axis([p.time for p in shown]),
     )
     name = "$ per passing feature" if rep.money else "fresh-eq tokens / passing feature"

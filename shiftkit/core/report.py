@@ -326,11 +326,12 @@ def check_text(check: Check, passing: int) -> str:
 def summary(rep: Report) -> str:
     """The line on top: N of M passing, the cost per passing feature, the last check."""
     total = len(rep.features)
-    per = (
-        f"{spend_text(rep.per_passing, rep.money)} per passing feature"
-        if rep.per_passing is not None
-        else f"{spend_text(rep.totals, rep.money)} spent, nothing passes yet"
-    )
+    if not rep.totals.usage.tokens:
+        per = "no usage recorded yet"
+    elif rep.per_passing is None:
+        per = f"{spend_text(rep.totals, rep.money)} spent, nothing passes yet"
+    else:
+        per = f"{spend_text(rep.per_passing, rep.money)} per passing feature"
     return f"{rep.passing} of {total} passing · {per} · {check_text(rep.check, rep.passing)}"
 
 
