@@ -336,7 +336,8 @@ def feature_table(rep: report.Report) -> str:
         "<tr><th>feature</th><th>description</th><th>status</th>"
         '<th class="num">attempts</th><th class="num">reverts</th>'
         '<th class="num">demotions</th><th class="num">claim → passing</th>'
-        '<th class="num">tokens</th><th class="num">cost</th><th>at HEAD</th></tr>'
+        f'<th class="num">tokens</th><th class="num">{"cost" if rep.money else "fresh-eq"}</th>'
+        "<th>at HEAD</th></tr>"
     )
     body = []
     for row in rep.features:
@@ -352,7 +353,12 @@ def feature_table(rep: report.Report) -> str:
             if row.verified_at_head
             else _badge("not checked", "no")
         )
-        money = report.spend_text(row.spend, rep.money) if row.spend.usage.tokens else "-"
+        if not row.spend.usage.tokens:
+            money = "-"
+        elif rep.money:
+            money = report.spend_text(row.spend, True)
+        else:
+            money = f"{row.spend.fresh_equivalent:,.0f}"
         body.append(
             f"<tr><td><b>{_e(row.id)}</b></td><td>{_e(row.description)}</td><td>{status}</td>"
             f'<td class="num">{row.attempts}</td><td class="num">{row.reverts}</td>'
