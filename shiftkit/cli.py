@@ -680,6 +680,25 @@ def cost(as_json: bool, by: str) -> int:
     return cost_mod.cost_cmd(_context(), as_json, by, _say)
 
 
+@cli.command()
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="The HTML file to write.",
+)
+@click.option("--json", "as_json", is_flag=True, help="The same data as JSON, on stdout.")
+def report(output: Path, as_json: bool) -> int:
+    """The work and its cost as one self-contained HTML page (no network needed to open
+    it): burn-up, cost per passing feature over time, each feature's attempts, time and
+    spend, the claims now and the last check. Needs the 'report' extra for the charts."""
+    from shiftkit.commands import report as report_mod
+
+    return report_mod.report_cmd(_context(), output, as_json, _say)
+
+
 @cli.group()
 def usage() -> None:
     """Record the agent's token usage in the ledger (committed at the next unit boundary)."""

@@ -108,8 +108,13 @@ def _cache_key(tree: str, command: str) -> str:
     return f"{tree}-{hashlib.sha256(command.encode()).hexdigest()[:16]}"
 
 
+def cache_path(common_dir: Path, tree: str, command: str) -> Path:
+    """Where a pass of ``command`` at ``tree`` is recorded (its time: the file's)."""
+    return state.repo_state(common_dir) / "passed" / _cache_key(tree, command)
+
+
 def is_cached(common_dir: Path, tree: str, command: str) -> bool:
-    return (state.repo_state(common_dir) / "passed" / _cache_key(tree, command)).exists()
+    return cache_path(common_dir, tree, command).exists()
 
 
 def record_pass(common_dir: Path, tree: str, command: str) -> None:
