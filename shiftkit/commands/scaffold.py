@@ -45,6 +45,8 @@ def new(
             "pass --defaults (with --data KEY=VALUE for the answers you want)"
         )
     source = render.choose_source(template, vcs_ref, trust, release)
+    if not quiet:
+        print(render.describe(source), file=sys.stderr)
     answers: dict[str, object] = dict(data)
     if skip_answered:
         # copier's copy asks every question; answered ones are passed on as data instead.
