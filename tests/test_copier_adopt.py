@@ -120,3 +120,51 @@ def test_copier_copy_into_a_dirty_tree_refuses_and_leaves_it_as_it_was(
     after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
     assert after == files
     assert (root / "AGENTS.md").read_text() == USER_AGENTS
+
+
+def test_copier_copy_into_a_plain_folder_merges_into_the_users_files(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    write(root / "AGENTS.md", USER_AGENTS)
+    write(root / ".claude" / "settings.json", USER_SETTINGS)
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "notes")
+    assert code == 0, output
+    assert git_ok(root, "status", "--porcelain") == ""
+    agents = git_ok(root, "show", "HEAD:AGENTS.md")
+    assert agents.startswith(USER_AGENTS) and "<!-- shiftkit:begin -->" in agents
+    settings = git_ok(root, "show", "HEAD:.claude/settings.json")
+    assert "Bash(make test)" in settings and "shiftkit guard" in settings
+
+
+def test_a_hook_refusing_copier_copys_adoption_leaves_the_repository_as_it_was(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    git_ok(root, "init", "-q")
+    write(root / "app.py", "x = 1\n")
+    write(
+        root / ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: no-tool-names\n    name: no tool names\n"
+        "    entry: shift[k]it\n    language: pygrep\n    exclude: ^\\.pre-commit-config\\.yaml$\n",
+    )
+    git_ok(root, "add", "-A")
+    git_ok(root, "commit", "-q", "-m", "The app and its hooks")
+    installed = run([sys.executable, "-m", "pre_commit", "install"], root)
+    assert installed.returncode == 0, installed.output
+    files = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "objects" not in p.parts and "logs" not in p.parts
+    }
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "app")
+    assert code != 0 and "no tool names" in output, output
+    after = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "objects" not in p.parts and "logs" not in p.parts
+    }
+    assert sorted(after) == sorted(files)
+    assert [name for name in files if files[name] != after[name]] in ([], [".git/index"])
+    assert git_ok(root, "status", "--porcelain", "--untracked-files=all") == ""

@@ -8,7 +8,8 @@ part into those files with the code `shiftkit new` adopts with:
 - copy into a repository with history: the files copier created (untracked, byte-identical to
   the render) are removed again, so the tree is as it was; a dirty tree is refused there, else
   the adoption runs as for `shiftkit new` (plan, merges, hooks, one commit, undone on failure);
-- copy into a new folder or a repository without commits: the scaffold's setup (`bootstrap`);
+- copy into a new folder or a repository without commits: the scaffold's setup (`bootstrap`),
+  after the merges when a file of the user's lacks shiftkit's part;
 - copy into a shiftkit project (`recopy`), and `update`: the merges, nothing committed;
 - an update's scratch copies (copier runs the task there too): nothing.
 """
@@ -37,11 +38,15 @@ def run(
     top = _is_repository_top(destination)
     if operation == "update" and not top:
         return  # one of copier's scratch renders during an update
-    if operation == "copy" and (not top or gitio.head_oid(destination) is None):
-        bootstrap.bootstrap(destination, features_import)
-        return
     source = render.Source(template, ref or None, True, {})
     answers = render.recorded_answers(destination)
+    if operation == "copy" and (not top or gitio.head_oid(destination) is None):
+        if lacking_shiftkit(destination):  # a folder with files of the user's: copier kept them
+            merge_into(
+                destination, adopt.render(destination, answers, source=source, defaults=True)
+            )
+        bootstrap.bootstrap(destination, features_import)
+        return
     rendered = adopt.render(destination, answers, source=source, defaults=True)
     adopted = gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None
     if operation == "update" or adopted:
@@ -62,6 +67,27 @@ def run(
         )
     data: dict[str, object] = {**answers, "features_import": features_import}
     adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered)
+
+
+# What each mergeable file holds once shiftkit's part is in it.
+SIGNS = {
+    "AGENTS.md": "<!-- shiftkit:begin -->",
+    "CLAUDE.md": "<!-- shiftkit:begin -->",
+    ".pre-commit-config.yaml": "shiftkit-commit-msg",
+    ".claude/settings.json": "shiftkit guard",
+    ".gitattributes": "merge=shiftkit-features",
+}
+
+
+def lacking_shiftkit(destination: Path) -> bool:
+    """Whether a mergeable file is there without shiftkit's part (copier skipped the user's
+    file), so a fresh copy needs the render to merge; without it, the copy is all copier's."""
+    for name, sign in SIGNS.items():
+        path = destination / name
+        readable = path.is_file() and not path.is_symlink()
+        if readable and sign not in path.read_text(encoding="utf-8", errors="replace"):
+            return True
+    return False
 
 
 def _is_repository_top(destination: Path) -> bool:
