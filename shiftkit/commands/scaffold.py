@@ -45,8 +45,6 @@ def new(
             "pass --defaults (with --data KEY=VALUE for the answers you want)"
         )
     source = render.choose_source(template, vcs_ref, trust, release)
-    if not quiet:
-        print(render.describe(source), file=sys.stderr)
     answers: dict[str, object] = dict(data)
     if skip_answered:
         # copier's copy asks every question; answered ones are passed on as data instead.
@@ -61,6 +59,8 @@ def new(
         render.copy_template(
             destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
         )
+    if not quiet:
+        print(render.describe(source), file=sys.stderr)  # copier's own line says None for a copy
 
 
 def _refuse_without_shiftkit_on_path() -> None:
