@@ -151,11 +151,19 @@ def new(
 
 @cli.command(hidden=True)
 @click.option("--features-import", default="", help="Feature list to append after F000.")
-def bootstrap(features_import: str) -> int:
-    """The template's task: git init, import, install hooks, first commit."""
+@click.option("--operation", default="", help="copier's operation: copy or update.")
+@click.option("--template", default="", help="The template copier rendered (its local copy).")
+@click.option("--template-ref", default="", help="The template's commit copier rendered.")
+def bootstrap(features_import: str, operation: str, template: str, template_ref: str) -> int:
+    """The template's task: git init, import, install hooks, first commit; or, given copier's
+    operation and template, the adoption or merge of shiftkit's part (decision 0037)."""
     from shiftkit.commands import bootstrap as task
+    from shiftkit.commands import template_task
 
-    task.bootstrap(Path.cwd(), features_import)
+    if operation:
+        template_task.run(Path.cwd(), operation, template, template_ref, features_import)
+    else:
+        task.bootstrap(Path.cwd(), features_import)
     return OK
 
 

@@ -146,7 +146,7 @@ def test_adoption_merges_into_the_users_files_and_their_hooks_still_run(
     data = load_yaml(config)
     ids = [hook["id"] for repo in data["repos"] for hook in repo["hooks"]]
     assert ids == ["no-forbidden", "log-commits", "shiftkit-pre-commit", "shiftkit-commit-msg"]
-    assert data["default_install_hook_types"] == ["pre-commit", "commit-msg"]
+    assert "default_install_hook_types" not in data  # the hook types: `pre-commit install`'s
 
     # Claude Code settings: permissions, env and the user's hooks kept; shiftkit's added.
     settings = json.loads((root / ".claude" / "settings.json").read_text())

@@ -136,6 +136,21 @@ def test_settings_adopt_new_top_level_keys_and_replace_old_shiftkit_entries() ->
     assert twice["hooks"]["Stop"] == newer["hooks"]["Stop"]  # replaced, not duplicated
 
 
+@pytest.mark.parametrize(
+    "user",
+    [
+        '{"permissions":{"allow":["Bash(make test)"]}}',
+        '{"permissions": {"allow": ["Bash(make test)"]}}\n',
+    ],
+)
+def test_compact_settings_stay_compact(user: str) -> None:
+    merged = merge_claude_settings(user, OURS_SETTINGS, ".claude/settings.json")
+    assert merged.count("\n") == user.count("\n")  # still one line
+    assert user.strip()[1:-1] in merged  # the user's text, as it was
+    assert json.loads(merged)["permissions"] == {"allow": ["Bash(make test)"]}
+    assert merge_claude_settings(merged, OURS_SETTINGS, ".claude/settings.json") == merged
+
+
 def test_settings_that_are_not_json_are_refused_in_one_line() -> None:
     with pytest.raises(BadInput) as caught:
         merge_claude_settings("{\n  'single': quotes\n}\n", OURS_SETTINGS, ".claude/settings.json")
@@ -145,7 +160,7 @@ def test_settings_that_are_not_json_are_refused_in_one_line() -> None:
 # -- .pre-commit-config.yaml -----------------------------------------------------------------
 
 
-def test_pre_commit_config_keeps_every_line_and_adds_the_install_types() -> None:
+def test_pre_commit_config_keeps_every_line_and_the_users_install_types_and_version() -> None:
     user = (
         "# top comment\n"
         "default_install_hook_types: [pre-commit, pre-push]\n"
@@ -160,11 +175,13 @@ def test_pre_commit_config_keeps_every_line_and_adds_the_install_types() -> None
     )
     merged = merge_pre_commit_config(user, OURS_YAML, ".pre-commit-config.yaml")
     data = safe_load(merged)
-    assert data["default_install_hook_types"] == ["pre-commit", "pre-push", "commit-msg"]
+    assert data["default_install_hook_types"] == ["pre-commit", "pre-push"]
     assert data["minimum_pre_commit_version"] == "5.0.0"
     for line in user.splitlines():
-        if "default_install_hook_types" not in line:  # the one line shiftkit changed
-            assert line in merged.splitlines(), line
+        assert line in merged.splitlines(), line
+    older = user.replace("'5.0.0'  # ours is newer", "'3.0.0'")
+    merged = merge_pre_commit_config(older, OURS_YAML, ".pre-commit-config.yaml")
+    assert safe_load(merged)["minimum_pre_commit_version"] == "3.0.0"  # not raised
     assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
 
 

@@ -80,6 +80,7 @@ def pristine_v1_project(
             "v1",
         )
         assert made.returncode == 0, made.output
+        assert f"template: {template_repo_v1_v2} at v1 (v1)" in made.stderr  # the version used
         agents = target / "AGENTS.md"
         agents.write_text(agents.read_text() + "\n## Project notes\n\nUse tabs.\n")
         write(target / "app.py", "print('hello')\n")
@@ -264,3 +265,22 @@ def test_the_source_new_chooses() -> None:
         {},
     )
     assert choose_source("/srv/t", "v2", True, "9.9") == ("/srv/t", "v2", True, {})
+
+
+def test_the_origin_a_pip_install_records(tmp_path: Path) -> None:
+    """Installed from a git URL: that URL at the commit; from a local clone: the clone's path
+    at its version; from a wheel or an index: nothing (the published repository instead)."""
+    from shiftkit.commands.render import origin_of
+
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    from_git = {
+        "url": "https://example.org/me/shiftkit.git",
+        "vcs_info": {"vcs": "git", "commit_id": commit},
+    }
+    assert origin_of(from_git) == ("https://example.org/me/shiftkit.git", commit)
+    clone = snapshot_repository(tmp_path / "clone")
+    git_ok(clone, "tag", "v0.3.0")
+    assert origin_of({"url": clone.as_uri(), "dir_info": {}}) == (str(clone), "v0.3.0")
+    assert origin_of({"url": (tmp_path / "nowhere").as_uri(), "dir_info": {}}) is None
+    wheel = {"url": "file:///tmp/shiftkit-0.1.0-py3-none-any.whl", "archive_info": {}}
+    assert origin_of(wheel) is None

@@ -73,9 +73,11 @@ def adopt(
     defaults: bool,
     overwrite: bool = False,
     quiet: bool = False,
+    rendered: dict[str, tuple[bytes, int]] | None = None,
 ) -> None:
     """``destination``: an existing, non-empty directory; a repository's tree must be clean
-    (checked by the caller, before this)."""
+    (checked by the caller, before this). ``rendered``: the template's files, when the caller
+    rendered them already (copier's task)."""
     from shiftkit.edge import gitio
 
     if not gitio.has_identity(destination):
@@ -83,7 +85,8 @@ def adopt(
             "git does not know who you are, so the adoption's commit cannot be made; run "
             "`git config --global user.name NAME` and `git config --global user.email EMAIL`"
         )
-    rendered = render(destination, data, source=source, defaults=defaults)
+    if rendered is None:
+        rendered = render(destination, data, source=source, defaults=defaults)
     existing, odd = what_is_there(destination, sorted(rendered))
     steps = adoption.plan(
         {name: content for name, (content, _) in rendered.items()},

@@ -97,7 +97,12 @@ def install_guard_hooks(root: Path, force: bool = False) -> list[Path]:
 
 def install_pre_commit(root: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "install"],
+        [
+            *(sys.executable, "-m", "pre_commit", "install"),
+            # Named here, not by `default_install_hook_types` in the user's config: their hooks
+            # without `stages` would run at commit-msg too (decision 0037).
+            *("--hook-type", "pre-commit", "--hook-type", "commit-msg"),
+        ],
         cwd=root,
         capture_output=True,
         text=True,

@@ -54,14 +54,73 @@ def choose_source(
     if (root / ".git").exists():
         # The template that matches the running code, not copier's default (the newest tag).
         return Source(str(root), vcs_ref or "HEAD", True, {})
+    installed = installed_origin()
     if vcs_ref is not None:
-        return Source(TEMPLATE_REPOSITORY, vcs_ref, True, {})
-    if release is None:
-        from importlib.metadata import version
+        return Source(installed[0] if installed else TEMPLATE_REPOSITORY, vcs_ref, True, {})
+    if installed is None:
+        if release is None:
+            from importlib.metadata import version
 
-        release = version("shiftkit")
-    origin = {"template_origin": TEMPLATE_REPOSITORY, "template_origin_ref": f"v{release}"}
+            release = version("shiftkit")
+        installed = (TEMPLATE_REPOSITORY, f"v{release}")
+    origin = {"template_origin": installed[0], "template_origin_ref": installed[1]}
     return Source(str(root), None, True, origin)
+
+
+def installed_origin() -> tuple[str, str] | None:
+    """Where pip installed this shiftkit from (PEP 610's `direct_url.json`), as a template
+    source `copier update` can use and its version; None for a package index or a wheel."""
+    import json
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        text = distribution("shiftkit").read_text("direct_url.json")
+        info = json.loads(text) if text else None
+    except (PackageNotFoundError, ValueError):
+        return None
+    return origin_of(info) if isinstance(info, dict) else None
+
+
+def origin_of(info: dict[str, object]) -> tuple[str, str] | None:
+    """A git URL at the commit pip installed, or a local git checkout at its version now."""
+    from urllib.parse import unquote, urlparse
+
+    from shiftkit.edge import gitio
+
+    url, vcs, folder = info.get("url"), info.get("vcs_info"), info.get("dir_info")
+    if not isinstance(url, str):
+        return None
+    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and isinstance(vcs.get("commit_id"), str):
+        return url, str(vcs["commit_id"])
+    if isinstance(folder, dict) and url.startswith("file://"):
+        path = Path(unquote(urlparse(url).path))
+        if not (path / ".git").exists():
+            return None
+        described = gitio.run(["describe", "--tags", "--always"], path, check=False)
+        if described.returncode == 0 and described.stdout.strip():
+            return str(path), described.stdout.strip()
+    return None
+
+
+def describe(source: Source) -> str:
+    """The template a copy uses, in one line."""
+    if source.record:
+        return (
+            f"template: the copy bundled with shiftkit, recorded for `copier update` as "
+            f"{source.record['template_origin']} at {source.record['template_origin_ref']}"
+        )
+    from shiftkit.edge import gitio
+
+    ref = source.vcs_ref or "its newest tag"
+    if Path(source.path).is_dir():
+        described = gitio.run(
+            ["describe", "--tags", "--always", source.vcs_ref or "HEAD"],
+            Path(source.path),
+            check=False,
+        )
+        if described.returncode == 0 and described.stdout.strip():
+            ref = f"{ref} ({described.stdout.strip()})"
+    return f"template: {source.path} at {ref}"
 
 
 def copy_template(

@@ -59,6 +59,8 @@ def new(
         render.copy_template(
             destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
         )
+    if not quiet:
+        print(render.describe(source), file=sys.stderr)  # copier's own line says None for a copy
 
 
 def _refuse_without_shiftkit_on_path() -> None:

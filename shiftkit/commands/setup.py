@@ -80,7 +80,7 @@ def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
     done = []
     framework = (root / PRE_COMMIT_CONFIG).is_file()
     if framework and any(f"{name} hook" in lacking for name in install.HOOKS):
-        install.install_pre_commit(root)  # it installs both, as the config's hook types say
+        install.install_pre_commit(root)  # both hook types, named explicitly
         done.append("pre-commit and commit-msg hooks (pre-commit framework)")
     shims = install.GUARD_HOOKS if framework else (*install.HOOKS, *install.GUARD_HOOKS)
     for name in shims:

@@ -159,12 +159,23 @@ def merge_claude_settings(existing: str, ours: str, name: str) -> str:
     merged["hooks"] = hooks
     if merged == theirs:
         return existing
-    return json.dumps(merged, indent=_json_indent(existing), ensure_ascii=False) + "\n"
+    return dump_like(merged, existing)
+
+
+def dump_like(value: dict[str, Any], existing: str) -> str:
+    """``value`` as JSON in ``existing``'s layout: one line stays one line (with its own
+    separators), else its indentation; its final newline kept or left out."""
+    body = existing.strip()
+    end = "\n" if existing.endswith("\n") else ""
+    if "\n" not in body:
+        key = ": " if re.search(r'"\s*:\s', body) else ":"
+        spaced = re.search(r",\s", body) if "," in body else key == ": "
+        item = ", " if spaced else ","
+        return json.dumps(value, separators=(item, key), ensure_ascii=False) + end
+    return json.dumps(value, indent=_json_indent(existing), ensure_ascii=False) + end
 
 
 # -- .pre-commit-config.yaml: shiftkit's hooks through ruamel.yaml's round trip -----------------
-
-_LIST_KEYS = ("default_install_hook_types",)
 
 
 def _yaml(text: str) -> Any:
@@ -212,10 +223,6 @@ def plain(node: Any) -> Any:
     return node
 
 
-def _version(text: Any) -> tuple[int, ...]:
-    return tuple(int(part) for part in re.findall(r"\d+", str(text))[:3])
-
-
 def shiftkit_hook_ids(ours: Any) -> set[str]:
     return {
         str(hook["id"])
@@ -244,14 +251,6 @@ def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
         if key not in doc:
             doc.insert(position, key, value)
             position += 1
-            changed = True
-        elif key in _LIST_KEYS and isinstance(doc[key], list):
-            for item in value:
-                if item not in doc[key]:
-                    doc[key].append(item)
-                    changed = True
-        elif key == "minimum_pre_commit_version" and _version(doc[key]) < _version(value):
-            doc[key] = value
             changed = True
     if "repos" not in doc:
         doc["repos"] = template["repos"]

@@ -1,0 +1,139 @@
+"""copier's task (`shiftkit bootstrap --operation OP --template SRC --template-ref REF`):
+plain `copier copy`, `recopy` and `update` adopt and merge as `shiftkit new` does (decision 0037).
+
+copier never writes over a file a user may have (`_skip_if_exists` in copier.yml). This task
+renders the same template, at the same commit, into a scratch folder and merges shiftkit's
+part into those files with the code `shiftkit new` adopts with:
+
+- copy into a repository with history: the files copier created (untracked, byte-identical to
+  the render) are removed again, so the tree is as it was; a dirty tree is refused there, else
+  the adoption runs as for `shiftkit new` (plan, merges, hooks, one commit, undone on failure);
+- copy into a new folder or a repository without commits: the scaffold's setup (`bootstrap`),
+  after the merges when a file of the user's lacks shiftkit's part;
+- copy into a shiftkit project (`recopy`), and `update`: the merges, nothing committed;
+- an update's scratch copies (copier runs the task there too): nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shiftkit.commands import adopt, bootstrap, render
+from shiftkit.core import adoption
+from shiftkit.core.config import CONFIG_FILE
+from shiftkit.core.errors import BadInput, Refused
+from shiftkit.edge import gitio
+from shiftkit.edge.atomic import atomic_write
+
+ANSWERS_FILE = ".copier-answers.yml"
+OPERATIONS = ("copy", "update")
+
+
+def run(
+    destination: Path, operation: str, template: str, ref: str, features_import: str = ""
+) -> None:
+    if operation not in OPERATIONS:
+        raise BadInput(f"--operation {operation!r}: expected one of {', '.join(OPERATIONS)}")
+    destination = destination.resolve()
+    top = _is_repository_top(destination)
+    if operation == "update" and not top:
+        return  # one of copier's scratch renders during an update
+    source = render.Source(template, ref or None, True, {})
+    answers = render.recorded_answers(destination)
+    if operation == "copy" and (not top or gitio.head_oid(destination) is None):
+        if lacking_shiftkit(destination):  # a folder with files of the user's: copier kept them
+            merge_into(
+                destination, adopt.render(destination, answers, source=source, defaults=True)
+            )
+        bootstrap.bootstrap(destination, features_import)
+        return
+    rendered = adopt.render(destination, answers, source=source, defaults=True)
+    adopted = gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None
+    if operation == "update" or adopted:
+        merge_into(destination, rendered)
+        if operation == "copy":
+            bootstrap.adopted_already(destination)
+        return
+    copied = (destination / ANSWERS_FILE).read_bytes()
+    created = created_by_copy(destination, rendered)
+    rendered[ANSWERS_FILE] = (copied, rendered.get(ANSWERS_FILE, (b"", 0o644))[1])
+    remove(destination, created)
+    dirty = gitio.status_lines(destination)
+    if dirty:
+        raise Refused(
+            f"{destination}: the work tree has uncommitted changes ({dirty[0][3:]} ...); "
+            f"the template's files were removed again, the tree is as it was; commit or stash "
+            f"your changes, then copy again"
+        )
+    data: dict[str, object] = {**answers, "features_import": features_import}
+    adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered)
+
+
+# What each mergeable file holds once shiftkit's part is in it.
+SIGNS = {
+    "AGENTS.md": "<!-- shiftkit:begin -->",
+    "CLAUDE.md": "<!-- shiftkit:begin -->",
+    ".pre-commit-config.yaml": "shiftkit-commit-msg",
+    ".claude/settings.json": "shiftkit guard",
+    ".gitattributes": "merge=shiftkit-features",
+}
+
+
+def lacking_shiftkit(destination: Path) -> bool:
+    """Whether a mergeable file is there without shiftkit's part (copier skipped the user's
+    file), so a fresh copy needs the render to merge; without it, the copy is all copier's."""
+    for name, sign in SIGNS.items():
+        path = destination / name
+        readable = path.is_file() and not path.is_symlink()
+        if readable and sign not in path.read_text(encoding="utf-8", errors="replace"):
+            return True
+    return False
+
+
+def _is_repository_top(destination: Path) -> bool:
+    proc = gitio.run(["rev-parse", "--show-toplevel"], destination, check=False)
+    return proc.returncode == 0 and Path(proc.stdout.strip()).resolve() == destination
+
+
+def created_by_copy(destination: Path, rendered: dict[str, tuple[bytes, int]]) -> list[str]:
+    """The files this copy wrote: rendered, not in git's index, byte-identical to the render
+    (copier's answers file: whenever it is not in the index, as it records the source)."""
+    tracked = set(gitio.out(["ls-files", "-z"], destination).split("\0"))
+    created = []
+    for path, (content, _) in sorted(rendered.items()):
+        target = destination / path
+        if path in tracked or target.is_symlink() or not target.is_file():
+            continue
+        if path == ANSWERS_FILE or target.read_bytes() == content:
+            created.append(path)
+    return created
+
+
+def remove(destination: Path, paths: list[str]) -> None:
+    """Remove these files, and the folders they leave empty."""
+    for path in paths:
+        target = destination / path
+        target.unlink()
+        for folder in target.relative_to(destination).parents:
+            if folder == Path("."):
+                break
+            try:
+                (destination / folder).rmdir()
+            except OSError:
+                break  # not empty: the user's, or holds the user's files
+
+
+def merge_into(destination: Path, rendered: dict[str, tuple[bytes, int]]) -> None:
+    """shiftkit's part merged into the files copier skipped because they exist."""
+    names = sorted(name for name in adoption.MERGES if name in rendered)
+    existing, odd = adopt.what_is_there(destination, names)
+    steps = adoption.plan(
+        {name: rendered[name][0] for name in names}, existing, odd, adopted=True, overwrite=False
+    )
+    for step in steps:
+        if step.content is not None:
+            target = destination / step.path
+            atomic_write(target, step.content)
+            if step.action == adoption.CREATE:
+                target.chmod(rendered[step.path][1])
+            print(f"{step.action:>10}  {step.path}")

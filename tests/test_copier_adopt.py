@@ -1,0 +1,170 @@
+"""Plain `copier copy` adopts an existing repository as `shiftkit new` does, refuses a dirty
+tree leaving it as it was, and `copier recopy --overwrite` keeps the user's words (decision
+0037). Real copier, git and pre-commit; the template is a tagged git repository made from
+this checkout."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git, git_ok, isolated_environment, run, snapshot_repository, write
+
+USER_AGENTS = "# Our agents\n\nUse tabs, never spaces.\n"
+USER_PRE_COMMIT = """\
+# Our own hooks: keep them.
+minimum_pre_commit_version: '3.0.0'
+repos:
+  - repo: local
+    hooks:
+      - id: log-commits
+        name: log each commit
+        entry: sh -c 'echo ran >> "$HOOK_LOG"'
+        language: system
+        pass_filenames: false
+        always_run: true
+"""
+USER_SETTINGS = '{"permissions": {"allow": ["Bash(make test)"]}}\n'
+
+
+@pytest.fixture(scope="module")
+def tagged_template(tmp_path_factory: pytest.TempPathFactory, isolated_home: Path) -> Path:
+    with isolated_environment(isolated_home):
+        source = snapshot_repository(tmp_path_factory.mktemp("template") / "shiftkit")
+        git_ok(source, "tag", "v0.9.0")
+    return source
+
+
+@pytest.fixture(autouse=True)
+def hook_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "hook.log"
+    monkeypatch.setenv("HOOK_LOG", str(log))
+    return log
+
+
+def users_repository(root: Path) -> Path:
+    root.mkdir()
+    git_ok(root, "init", "-q")
+    write(root / "app.py", "x = 1\n")
+    write(root / "AGENTS.md", USER_AGENTS)
+    write(root / ".pre-commit-config.yaml", USER_PRE_COMMIT)
+    write(root / ".claude" / "settings.json", USER_SETTINGS)
+    git_ok(root, "add", "-A")
+    git_ok(root, "commit", "-q", "-m", "The app, with our own agent instructions and hooks")
+    installed = run([sys.executable, "-m", "pre_commit", "install"], root)
+    assert installed.returncode == 0, installed.output
+    return root
+
+
+def copier(cwd: Path, *args: str) -> tuple[int, str]:
+    result = run([sys.executable, "-m", "copier", *args], cwd)
+    return result.returncode, result.output
+
+
+def test_copier_copy_adopts_and_keeps_the_users_files(
+    tagged_template: Path, tmp_path: Path, hook_log: Path
+) -> None:
+    root = users_repository(tmp_path / "app")
+    before = git_ok(root, "rev-parse", "HEAD").strip()
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "app")
+    assert code == 0, output
+    assert git_ok(root, "rev-parse", "HEAD~1").strip() == before  # one adoption commit
+    assert git_ok(root, "status", "--porcelain") == ""
+    agents = (root / "AGENTS.md").read_text()
+    assert agents.startswith(USER_AGENTS) and "<!-- shiftkit:begin -->" in agents
+    config = (root / ".pre-commit-config.yaml").read_text()
+    assert config.startswith(USER_PRE_COMMIT)  # comment, version and hook as they were
+    assert "shiftkit-commit-msg" in config and "default_install_hook_types" not in config
+    settings = (root / ".claude" / "settings.json").read_text()
+    assert settings.count("\n") == 1  # compact stays compact
+    assert json.loads(settings)["permissions"] == {"allow": ["Bash(make test)"]}
+    assert "shiftkit guard" in settings
+    answers = (root / ".copier-answers.yml").read_text()
+    assert f"_src_path: {tagged_template}" in answers and "_commit: v0.9.0" in answers
+
+    hook_log.unlink(missing_ok=True)
+    write(root / "notes.txt", "fine\n")
+    git_ok(root, "add", "notes.txt")
+    assert git(root, "commit", "-m", "wip").returncode != 0  # shiftkit's rules run
+    done = git(root, "commit", "-m", "Add the release notes")
+    assert done.returncode == 0, done.output
+    assert "ran" in hook_log.read_text()  # and the user's hook still does
+
+    # recopy, even with --overwrite, keeps the user's lines outside shiftkit's markers.
+    agents_path = root / "AGENTS.md"
+    agents_path.write_text(agents_path.read_text() + "\nAlso: run `make lint`.\n")
+    git_ok(root, "commit", "-q", "-am", "Add a lint note to the agent instructions")
+    code, output = copier(root, "recopy", "--trust", "--defaults", "--overwrite")
+    assert code == 0, output
+    recopied = agents_path.read_text()
+    assert recopied.startswith(USER_AGENTS) and recopied.endswith("run `make lint`.\n")
+    assert recopied.count("<!-- shiftkit:begin -->") == 1
+    assert (root / ".pre-commit-config.yaml").read_text() == config
+    assert (root / ".claude" / "settings.json").read_text() == settings
+
+
+def test_copier_copy_into_a_dirty_tree_refuses_and_leaves_it_as_it_was(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    root = users_repository(tmp_path / "app")
+    write(root / "app.py", "x = 2\n")
+    write(root / "scratch.txt", "untracked\n")
+    status = git_ok(root, "status", "--porcelain", "--untracked-files=all", "--ignored")
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "app")
+    assert code != 0
+    assert "uncommitted changes" in output and "Traceback" not in output
+    assert git_ok(root, "status", "--porcelain", "--untracked-files=all", "--ignored") == status
+    after = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if ".git" not in p.parts)
+    assert after == files
+    assert (root / "AGENTS.md").read_text() == USER_AGENTS
+
+
+def test_copier_copy_into_a_plain_folder_merges_into_the_users_files(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "notes"
+    write(root / "AGENTS.md", USER_AGENTS)
+    write(root / ".claude" / "settings.json", USER_SETTINGS)
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "notes")
+    assert code == 0, output
+    assert git_ok(root, "status", "--porcelain") == ""
+    agents = git_ok(root, "show", "HEAD:AGENTS.md")
+    assert agents.startswith(USER_AGENTS) and "<!-- shiftkit:begin -->" in agents
+    settings = git_ok(root, "show", "HEAD:.claude/settings.json")
+    assert "Bash(make test)" in settings and "shiftkit guard" in settings
+
+
+def test_a_hook_refusing_copier_copys_adoption_leaves_the_repository_as_it_was(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "app"
+    root.mkdir()
+    git_ok(root, "init", "-q")
+    write(root / "app.py", "x = 1\n")
+    write(
+        root / ".pre-commit-config.yaml",
+        "repos:\n- repo: local\n  hooks:\n  - id: no-tool-names\n    name: no tool names\n"
+        "    entry: shift[k]it\n    language: pygrep\n    exclude: ^\\.pre-commit-config\\.yaml$\n",
+    )
+    git_ok(root, "add", "-A")
+    git_ok(root, "commit", "-q", "-m", "The app and its hooks")
+    installed = run([sys.executable, "-m", "pre_commit", "install"], root)
+    assert installed.returncode == 0, installed.output
+    files = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "objects" not in p.parts and "logs" not in p.parts
+    }
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(tagged_template), "app")
+    assert code != 0 and "no tool names" in output, output
+    after = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and "objects" not in p.parts and "logs" not in p.parts
+    }
+    assert sorted(after) == sorted(files)
+    assert [name for name in files if files[name] != after[name]] in ([], [".git/index"])
+    assert git_ok(root, "status", "--porcelain", "--untracked-files=all") == ""
