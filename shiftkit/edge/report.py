@@ -15,9 +15,9 @@ from shiftkit.core import features
 from shiftkit.core.errors import BadInput
 from shiftkit.core.report import Check, HeadFeature, Step
 from shiftkit.edge import gitio, history, regression, snapshot, verify
-from shiftkit.edge.commits import Commit
 from shiftkit.edge.context import Context
 from shiftkit.edge.project import read_features_at
+from shiftkit.edge.revisions import Commit
 
 _KEPT_LISTS = 8  # lists kept whole for the commits after them (a branchy history re-reads)
 
