@@ -447,6 +447,8 @@ def expected_problem(document: dict[str, Any]) -> bool:
                 and value < minimum
             ):
                 return True
+            if key == "ref_prefix" and not config._ref_prefix_ok(value):
+                return True  # (claims live in a ref namespace: refs/.../)
             if type(value) is int and value > config._MAXIMUM.get(key, value):
                 return True  # (an upper bound: ttl_hours = 9999999999 overflowed a date)
         return False
