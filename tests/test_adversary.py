@@ -31,13 +31,19 @@ NO_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
 UNEARNABLE = ("F002", "F003")
 
 
-def _list(project: Path, rev: str = "HEAD") -> dict[str, Any]:
-    document: dict[str, Any] = json.loads(git_ok(project, "show", f"{rev}:features.json"))
+def _list(project: Path, rev: str = "HEAD") -> dict[str, Any] | None:
+    """The list committed at ``rev``; None when there is none (the adversary deleted it)."""
+    shown = git(project, "show", f"{rev}:features.json")
+    if shown.returncode != 0:
+        return None
+    document: dict[str, Any] = json.loads(shown.stdout)
     return document
 
 
 def _set_passing(project: Path, ids: tuple[str, ...]) -> None:
     path = project / "features.json"
+    if not path.exists() or not (project / "claude-progress.txt").exists():
+        return  # (an earlier step deleted it: this one commits what is there)
     document = json.loads(path.read_text())
     for item in document["features"]:
         if item["id"] in ids:
@@ -85,7 +91,8 @@ class Adversary(RuleBasedStateMachine):
     @rule()
     def finish_f001_honestly(self) -> None:
         self._clean()
-        if _list(self.project)["features"][1]["passes"]:
+        listing = _list(self.project)
+        if listing is None or listing["features"][1]["passes"]:
             return
         self.steps.append("claim F001 + finish")
         if shiftkit(self.project, "claim", "F001").returncode == 0:
@@ -261,6 +268,7 @@ class Adversary(RuleBasedStateMachine):
             return  # refused: nothing to believe
         steps = "\n  ".join(self.steps)
         tip = _list(clone)
+        assert tip is not None, f"the list is gone at an accepted tip after:\n  {steps}"
         passing = {item["id"] for item in tip["features"] if item.get("passes")}
         leaked = passing & set(UNEARNABLE)
         assert not leaked, f"{sorted(leaked)} pass at an accepted tip after:\n  {steps}"
