@@ -857,6 +857,12 @@ def usage_add(
     is_flag=True,
     help="Give the prompt on standard input, not as the last argument ({prompt} places it).",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the agent's output as it comes (else only a failed session's last lines).",
+)
 def run_cmd(
     agent: str,
     max_sessions: int,
@@ -865,6 +871,7 @@ def run_cmd(
     no_progress: int,
     session_timeout: float | None,
     prompt_stdin: bool,
+    verbose: bool,
 ) -> int:
     """The outer loop: agent sessions one after another, until every feature passes (checked
     at HEAD by `shiftkit check`), all that remain are blocked, a budget is spent, K sessions
@@ -878,7 +885,7 @@ def run_cmd(
     from shiftkit.core import loop
 
     limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
-    return run_mod.run(agent, limits, prompt_stdin, _say)
+    return run_mod.run(agent, limits, prompt_stdin, _say, verbose)
 
 
 @cli.command("merge-features")
