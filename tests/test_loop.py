@@ -68,3 +68,16 @@ def test_an_exit_signature_needs_something_said() -> None:
     assert loop.tail(["x" * 300], width=10) == ["x" * 9 + "…"]
     stopped = loop.decide(State(1, 0, 1, sessions=1), Limits(max_sessions=1))
     assert stopped is not None and stopped.reason.startswith("1 session, the most")
+
+
+def test_a_failed_start_step_in_one_line() -> None:
+    line = loop.step_failure("smoke", "./init.sh smoke", "exit 1", "Error: no module 'todo'")
+    assert line == (
+        "smoke failed (exit 1 from `./init.sh smoke`: Error: no module 'todo'); the session's "
+        "`shiftkit start` shows it"
+    )
+    long = loop.step_failure("init", "make", "exit 2", "x " * 200 + "the last words")
+    assert "\n" not in long and ": …" in long and "the last words)" in long
+    assert loop.step_failure("init", "make", "timed out after 900s", None).startswith(
+        "init failed (timed out after 900s from `make`); "
+    )

@@ -39,11 +39,13 @@ class Session(NamedTuple):
     signature: str | None
     tokens: int
     fresh_equivalent: float
-    tail: tuple[str, ...] = ()  # the agent's last output lines, when the session failed
+    tail: tuple[str, ...] = ()  # the agent's last output lines
 
     @property
-    def failed(self) -> bool:
-        return self.signature is not None or self.exit_code != 0
+    def agent_failed(self) -> bool:
+        """The agent itself failed (a non-zero exit, the timeout): its words say why. (A
+        feature that failed its verifier is told by the revert's log entry.)"""
+        return self.exit_code != 0
 
 
 def head_list(ctx: Context) -> features.FeatureList:
@@ -124,7 +126,7 @@ def run(
             )
             sessions.append(session)
             say(_session_line(session, passing, total))
-            if session.failed and not verbose:
+            if session.agent_failed and not verbose:
                 _say_tail(session, say)
     except KeyboardInterrupt:
         ctx = open_context()
@@ -149,7 +151,8 @@ def one_session(
     if not startup.has_green_check(ctx):
         record = startup.run_checks(ctx, lambda text: None)
         for step in (s for s in record.steps if not s.ok):
-            say(f"  start check: {step.name} failed ({step.summary})")
+            failure = loop.step_failure(step.name, step.command, step.summary, step.tail)
+            say(f"  start check: {failure}")
         if record.demoted:
             say(f"  start check: demoted {', '.join(record.demoted)} (repair first)")
     listing = head_list(ctx)

@@ -159,3 +159,15 @@ def exit_signature(exit_code: int, output: str) -> str | None:
         return None
     digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
     return f"exit {exit_code} ({digest})"
+
+
+def step_failure(name: str, command: str, summary: str, tail: str | None) -> str:
+    """A failed start-check step in one line: what ran, how it ended and its last words, and
+    where the session meets it again."""
+    said = " ".join((tail or "").split())  # (the record keeps the last lines as one)
+    if len(said) > 100:  # a failure's last words say the most
+        said = "…" + said[-99:].lstrip()
+    last = f": {said}" if said else ""
+    return (
+        f"{name} failed ({summary} from `{command}`{last}); the session's `shiftkit start` shows it"
+    )
