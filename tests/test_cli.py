@@ -353,3 +353,18 @@ def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
     terminal = views.status_text(data, terminal=True).splitlines()[0]
     assert terminal.startswith("[") and "#" in terminal and "3/12 passing (25%)" in terminal
     assert views.status_text(data, terminal=False).splitlines()[0] == "3/12 passing"
+
+
+def test_the_suite_finds_this_interpreters_shiftkit_by_name() -> None:
+    """conftest puts the running interpreter's bin directory first on PATH for every
+    subprocess, so `.venv/bin/python -m pytest tests/test_X.py` works without the venv on
+    PATH (fixtures wider than a test included)."""
+    import os
+    import shutil
+    import sys
+
+    first = os.environ["PATH"].split(os.pathsep)[0]
+    assert first == str(Path(sys.executable).parent)
+    assert os.environ["PATH"].split(os.pathsep).count(first) == 1
+    found = shutil.which("shiftkit")
+    assert found is not None and Path(found).parent == Path(first)
