@@ -68,17 +68,84 @@ def _repair_first(proj: project.Project) -> list[str]:
     return state.demoted(gitio.git_dirs(proj.root)[0])
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# `shiftkit --help` lists the commands by who runs them and when (`Group.format_commands`).
+SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "The shift (what an agent session runs)",
+        (
+            "start",
+            "next",
+            "show",
+            "claim",
+            "verify",
+            "finish",
+            "revert",
+            "release",
+            "note",
+            "log",
+            "decide",
+            "check",
+            "sync",
+            "renumber-decisions",
+        ),
+    ),
+    ("A person's actions", ("run", "add", "import", "validate", "unblock", "override")),
+    (
+        "Hooks and integration",
+        ("hook", "guard", "stop-check", "usage", "merge-features", "install-hooks"),
+    ),
+    ("Reports and setup", ("status", "claims", "audit", "cost", "report", "new", "setup", "demo")),
+)
+
+
+def summary(command: click.Command) -> str:
+    """A command's description in the listing: its short help, else the first paragraph of
+    its help, whole (click's own listing cuts it with "...")."""
+    if command.short_help:
+        return command.short_help
+    text = (command.help or "").split("\f", 1)[0]
+    return " ".join(text.strip().split("\n\n", 1)[0].split())
+
+
+class Group(click.Group):
+    """A group whose help lists its commands in named sections, each with its whole
+    one-line description; commands no section names come last, under "Commands"."""
+
+    def __init__(
+        self, *args: Any, sections: tuple[tuple[str, tuple[str, ...]], ...] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.sections = sections
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        shown = {
+            name: command
+            for name in self.list_commands(ctx)
+            if (command := self.get_command(ctx, name)) is not None and not command.hidden
+        }
+        named = {name for _, names in self.sections for name in names}
+        rest = tuple(name for name in shown if name not in named)
+        for title, names in (*self.sections, ("Commands", rest)):
+            rows = [(name, summary(shown[name])) for name in names if name in shown]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+@click.group(cls=Group, sections=SECTIONS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="shiftkit")
 def cli() -> None:
     """Long-running agent work in shifts, with the protocol enforced by git hooks.
 
     Exit codes: 0 ok; 1 a check failed or the rules refuse; 2 usage or bad input;
     3 the feature is claimed by someone else; 4 an internal error (a bug).
+    `shiftkit COMMAND --help` tells a command's options.
     """
 
 
-@cli.command()
+@cli.command(
+    short_help="Scaffold a project in DIRECTORY, or adopt shiftkit in an existing repository."
+)
 @click.argument("directory", type=click.Path(path_type=Path))
 @click.option(
     "--data",
@@ -183,7 +250,9 @@ def validate(path: Path | None) -> int:
     return OK
 
 
-@cli.command()
+@cli.command(
+    short_help="Counts, a progress bar, the blocked and claimed features (the list at HEAD)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> int:
     """Counts, a progress bar, and the blocked and claimed features (of the list committed
@@ -264,7 +333,12 @@ def show(feature_id: str, as_json: bool) -> int:
 @click.option("--description", required=True, help="What works when this feature passes.")
 @click.option("--step", "steps", multiple=True, required=True, help="A test step (repeatable).")
 @click.option("--verify", "verify_cmd", help="Shell command that exits 0 when the feature works.")
-@click.option("--category", default="functional", show_default=True)
+@click.option(
+    "--category",
+    default="functional",
+    show_default=True,
+    help="A free word grouping features (e.g. functional, ui, api).",
+)
 @click.option(
     "--core",
     is_flag=True,
@@ -386,7 +460,14 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
 @click.option("--steal", is_flag=True, help="Take over a stale claim of another session.")
 @click.option("--force", is_flag=True, help="With --steal: even a claim that looks alive.")
 def claim(feature_id: str | None, steal: bool, force: bool) -> int:
-    """Lock the next feature (or ID) for this worktree: one at a time."""
+    """Lock the next feature (or ID) for this worktree: one at a time.
+
+    A claim is a git ref, refs/shiftkit/claims/ID, shared by this repository's worktrees;
+    with `[shiftkit.claims] remote` set in .shiftkit.toml, a ref on that git remote taken
+    with one lease push, so sessions on other machines see it too (a feature that already
+    passes on the remote's branch is refused). Needs a clean tree and no other open claim
+    here (exit 1). Exit 3: the feature is claimed by someone else; --steal takes over a
+    claim without a heartbeat for `ttl_hours`, --steal --force even a live one."""
     from shiftkit.commands import claims
 
     return claims.claim(_context(), feature_id, steal, _say, force)
@@ -403,7 +484,7 @@ def release(feature_id: str | None, steal: bool, force: bool) -> int:
     return claims.release(_context(), feature_id, steal, _say, force)
 
 
-@cli.command()
+@cli.command(short_help="Merge with the remote's branch, push, and release claims finished there.")
 def sync() -> int:
     """Fetch and merge the remote's branch, push, and release the claims whose finishing
     commits are now on the remote ([shiftkit.claims] remote)."""
@@ -580,7 +661,7 @@ def log_cmd(do_prune: bool) -> int:
 
 @cli.command("stop-check")
 def stop_check() -> int:
-    """Claude Code Stop hook: exit 2 while a claim is open and the tree is dirty."""
+    """Claude Code Stop hook: exit 2 on the first stop while the work tree is dirty."""
     from shiftkit.commands import shift
 
     hook_input = _stdin_text()
@@ -671,7 +752,7 @@ def guard() -> int:
     return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model
 
 
-@cli.command()
+@cli.command(short_help="What the work cost: tokens, money, and the cost per passing feature.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option(
     "--by",
@@ -707,7 +788,7 @@ def report(output: Path, as_json: bool) -> int:
     return report_mod.report_cmd(_context(), output, as_json, _say)
 
 
-@cli.group()
+@cli.group(cls=Group)
 def usage() -> None:
     """Record the agent's token usage in the ledger (committed at the next unit boundary)."""
 
@@ -727,11 +808,25 @@ def usage_record(transcript: Path | None, session: str | None) -> int:
 
 
 @usage.command("add")
-@click.option("--input", "input_tokens", type=click.IntRange(min=0), required=True)
-@click.option("--output", "output_tokens", type=click.IntRange(min=0), required=True)
-@click.option("--cache-read", type=click.IntRange(min=0), default=0)
-@click.option("--cache-write", type=click.IntRange(min=0), default=0)
-@click.option("--model", default="unknown", show_default=True)
+@click.option(
+    "--input",
+    "input_tokens",
+    type=click.IntRange(min=0),
+    required=True,
+    help="Fresh (uncached) input tokens.",
+)
+@click.option(
+    "--output", "output_tokens", type=click.IntRange(min=0), required=True, help="Output tokens."
+)
+@click.option(
+    "--cache-read", type=click.IntRange(min=0), default=0, help="Input tokens read from a cache."
+)
+@click.option(
+    "--cache-write", type=click.IntRange(min=0), default=0, help="Input tokens written to a cache."
+)
+@click.option(
+    "--model", default="unknown", show_default=True, help="The model ([shiftkit.prices] key)."
+)
 @click.option("--cost-usd", type=float, help="What the harness says it cost.")
 @click.option(
     "--session",
@@ -755,9 +850,19 @@ def usage_add(
     return cost_mod.add(_context(), spent, model, cost_usd, session, _say)
 
 
-@cli.command("run")
+@cli.command(
+    "run",
+    short_help="The outer loop: agent sessions one after another until a stop reason "
+    "(exit 0, 10-15).",
+)
 @click.option("--agent", required=True, help="The command that runs one agent session.")
-@click.option("--max-sessions", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Stop after this many sessions (exit 14).",
+)
 @click.option(
     "--budget-tokens",
     type=click.FloatRange(min=0),
@@ -779,6 +884,12 @@ def usage_add(
     is_flag=True,
     help="Give the prompt on standard input, not as the last argument ({prompt} places it).",
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show the agent's output as it comes (else only a failed session's last lines).",
+)
 def run_cmd(
     agent: str,
     max_sessions: int,
@@ -787,6 +898,7 @@ def run_cmd(
     no_progress: int,
     session_timeout: float | None,
     prompt_stdin: bool,
+    verbose: bool,
 ) -> int:
     """The outer loop: agent sessions one after another, until every feature passes (checked
     at HEAD by `shiftkit check`), all that remain are blocked, a budget is spent, K sessions
@@ -800,7 +912,7 @@ def run_cmd(
     from shiftkit.core import loop
 
     limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
-    return run_mod.run(agent, limits, prompt_stdin, _say)
+    return run_mod.run(agent, limits, prompt_stdin, _say, verbose)
 
 
 @cli.command("merge-features")
@@ -815,7 +927,7 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     return OK
 
 
-@cli.command()
+@cli.command(short_help="Set up a clone: the hooks and the merge driver (only what is missing).")
 @click.option(
     "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
 )
@@ -851,19 +963,58 @@ def install_hooks(force: bool) -> int:
 @cli.command()
 @click.argument("directory", required=False, type=click.Path(path_type=Path))
 def demo(directory: Path | None) -> int:
-    """Scaffold a sample project and show its status."""
+    """Play four shifts of a sample project through `shiftkit run` and the real hooks.
+
+    Scaffolds a small todo project in DIRECTORY (default: a new temporary folder) and runs
+    `shiftkit run` with a scripted stand-in for the agent (no model is called): a feature
+    finished, a broken attempt refused and reverted, a retry finished; then the hooks refuse
+    an edit of a committed feature and a bare "wip" commit, and `shiftkit cost` reports."""
     from shiftkit.commands import demo as demo_mod
 
     return demo_mod.run(directory)
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def hook(args: tuple[str, ...]) -> int:
-    """Git hooks: `hook pre-commit`, `hook commit-msg FILE`."""
+@cli.group(cls=Group)
+def hook() -> None:
+    """The git hooks themselves: git runs them (`shiftkit setup` installs them)."""
+
+
+def _hook(args: list[str]) -> int:
+    # (git runs `shiftkit hook ...` through `main`, which calls `githooks` without click)
     from shiftkit import githooks
 
-    return githooks.main(list(args))
+    return githooks.main(args)
+
+
+@hook.command("pre-commit")
+def hook_pre_commit() -> int:
+    """Refuse a commit whose staged feature list, progress log, ledger, settings or decision
+    records break a rule."""
+    return _hook(["pre-commit"])
+
+
+@hook.command("commit-msg")
+@click.argument("message_file", metavar="FILE")
+def hook_commit_msg(message_file: str) -> int:
+    """Refuse a commit whose message (in FILE) breaks a rule: a bare or empty subject, a
+    flip it does not name."""
+    return _hook(["commit-msg", message_file])
+
+
+@hook.command("reference-transaction")
+@click.argument("state", metavar="STATE")
+def hook_reference_transaction(state: str) -> int:
+    """Judge every commit a branch update brings in, --no-verify commits included (git's
+    reference-transaction hook; STATE: prepared, committed or aborted; ref updates on stdin)."""
+    return _hook(["reference-transaction", state])
+
+
+@hook.command("pre-push")
+@click.argument("remote", metavar="REMOTE")
+@click.argument("url", metavar="[URL]", required=False)
+def hook_pre_push(remote: str, url: str | None) -> int:
+    """Run `audit --reverify` on the commits a push sends to REMOTE (refs on stdin)."""
+    return _hook(["pre-push", remote, *([url] if url else [])])
 
 
 def main(argv: list[str]) -> int:

@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
     try:
         _require_utf8(args)
-        if args[:1] == ["hook"]:
+        if args[:1] == ["hook"] and not _asks_for_help(args[1:]):
             from shiftkit import githooks
 
             return githooks.main(args[1:])
@@ -45,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL
+
+
+def _asks_for_help(args: list[str]) -> bool:
+    """`shiftkit hook [NAME] --help` goes to click, which knows every hook's help; what git
+    runs never holds these words."""
+    return "--help" in args or "-h" in args
 
 
 def _plain(args: list[str], count: int) -> bool:

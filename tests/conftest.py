@@ -18,6 +18,22 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = Path(sys.executable).parent
 
+
+def path_with_interpreter(path: str) -> str:
+    """``path`` with the running interpreter's bin directory first (once): the `shiftkit`
+    installed beside it is the one found by name."""
+    rest = [entry for entry in path.split(os.pathsep) if entry and Path(entry) != BIN_DIR]
+    return os.pathsep.join([str(BIN_DIR), *rest])
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The one place the tests' PATH is made: every subprocess they start (`shiftkit` and
+    `pre-commit` by name, git running the hooks, the agents' stand-ins), in a test or in a
+    fixture wider than one, finds this interpreter's `shiftkit` — also when the suite runs
+    as `.venv/bin/python -m pytest` with the venv not on PATH."""
+    os.environ["PATH"] = path_with_interpreter(os.environ.get("PATH", os.defpath))
+
+
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Shift Tester",
     "GIT_AUTHOR_EMAIL": "tester@shiftkit.invalid",
@@ -43,7 +59,7 @@ def session_environment(home: Path) -> dict[str, str]:
         "GIT_CONFIG_GLOBAL": str(home / "gitconfig"),
         "GIT_CONFIG_NOSYSTEM": "1",
         "PRE_COMMIT_HOME": str(home / "pre-commit"),
-        "PATH": f"{BIN_DIR}{os.pathsep}{os.environ['PATH']}",
+        "PATH": path_with_interpreter(os.environ["PATH"]),
     }
 
 

@@ -70,7 +70,7 @@ def adopted(pristine_adopted: Path, tmp_path: Path) -> Path:
 
 
 def checked(output: str) -> int:
-    found = re.search(r"audit: (\d+) commits checked", output)
+    found = re.search(r"audit: (\d+) commits? checked", output)
     assert found, output
     return int(found.group(1))
 

@@ -586,3 +586,17 @@ def test_git_asked_ahead_is_stopped_and_a_dead_git_is_an_error(scaffold: Path) -
     cat.proc.wait()
     with pytest.raises(gitio.GitFailed):
         cat.request([oid])
+
+
+def test_audit_words_one_commit_and_a_long_subject() -> None:
+    from shiftkit.commands import audit as audit_mod
+    from shiftkit.core import rules
+
+    subject = "Rewrite the whole storage layer and the API handlers at once, then more"
+    bad = audit_mod.Finding("a" * 40, subject, [rules.Violation(9, "too long")])
+    text = audit_mod.render([bad], 1)
+    assert text.splitlines()[-1].startswith("audit: 1 commit checked, 1 with violations")
+    assert f"{'a' * 7} 'Rewrite the whole storage layer and the API handl…': rule 9" in text
+    assert audit_mod.render([], 2).startswith("audit: 2 commits checked")
+    short = audit_mod.render([audit_mod.Finding("b" * 40, "wip", [rules.Violation(9, "x")])], 1)
+    assert "'wip': rule 9: x" in short

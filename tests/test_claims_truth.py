@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BIN_DIR, git_ok, ok, shiftkit
+from conftest import git_ok, ok, shiftkit
 from test_parallel import _machines, _server_claims, _work
 
 ZERO = "0" * 40
@@ -28,7 +28,7 @@ def _bash(place: Path, command: str, session_id: str) -> subprocess.CompletedPro
         cwd=place,
         capture_output=True,
         text=True,
-        env={**os.environ, "PATH": f"{BIN_DIR}:{os.environ['PATH']}"},
+        env=dict(os.environ),  # (PATH: conftest's, the interpreter's bin first)
         timeout=300,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import click
 import pytest
 from conftest import git_ok, shiftkit, write
 
@@ -262,6 +263,77 @@ def test_version_and_help(tmp_path: Path) -> None:
     assert helped.returncode == 0 and "Exit codes" in helped.stdout
 
 
+def _commands(group: click.Group, path: str) -> list[tuple[str, click.Command]]:
+    """Every command under ``group`` (hidden ones too), with its path."""
+    found: list[tuple[str, click.Command]] = [(path, group)]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found += _commands(command, f"{path} {name}")
+        else:
+            found.append((f"{path} {name}", command))
+    return found
+
+
+def test_every_command_and_option_has_help() -> None:
+    from shiftkit.cli import cli
+
+    missing = [
+        f"{path} {'/'.join(param.opts)}"
+        for path, command in _commands(cli, "shiftkit")
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.help or "").strip()
+    ]
+    missing += [path for path, command in _commands(cli, "shiftkit") if not command.help]
+    assert not missing, f"without help: {missing}"
+
+
+def test_help_lists_commands_by_section_with_whole_descriptions(tmp_path: Path) -> None:
+    from shiftkit.cli import SECTIONS, cli, summary
+
+    helped = shiftkit(tmp_path, "--help")
+    assert helped.returncode == 0, helped.output
+    listing = helped.stdout.split("Options:", 1)[1]
+    assert "…" not in listing and "..." not in listing  # click cuts descriptions so
+    titles = [title for title, _ in SECTIONS]
+    assert [line[:-1] for line in listing.splitlines() if line.endswith(":")] == titles
+    flat = " ".join(listing.split())
+    for title, names in SECTIONS:
+        part = " ".join(listing.split(f"{title}:", 1)[1].split("\n\n", 1)[0].split())
+        for name in names:
+            assert f"{name} {summary(cli.commands[name])}" in part, (title, name)
+    visible = {name for name, command in cli.commands.items() if not command.hidden}
+    assert visible == {name for _, names in SECTIONS for name in names}, (
+        "a command without a section"
+    )
+    assert "Commands:" not in flat
+    # each command's own help still works
+    assert shiftkit(tmp_path, "status", "--help").stdout.startswith("Usage: shiftkit status")
+
+
+def test_every_hook_answers_help(tmp_path: Path) -> None:
+    from shiftkit.cli import hook
+
+    helped = shiftkit(tmp_path, "hook", "--help")
+    assert helped.returncode == 0, helped.output
+    for name, command in hook.commands.items():
+        assert name in helped.stdout
+        for flag in ("--help", "-h"):
+            result = shiftkit(tmp_path, "hook", name, flag)
+            assert result.returncode == 0, result.output
+            assert result.stdout.startswith(f"Usage: shiftkit hook {name}"), result.stdout
+            assert " ".join((command.help or "").split())[:40] in " ".join(result.stdout.split())
+    assert set(hook.commands) == {"pre-commit", "commit-msg", "reference-transaction", "pre-push"}
+    # what git runs still goes past click: no help there, and bad input is still exit 2
+    assert shiftkit(tmp_path, "hook").returncode == 2
+
+
+def test_claim_and_demo_help_say_what_they_do(tmp_path: Path) -> None:
+    claim = " ".join(shiftkit(tmp_path, "claim", "--help").stdout.split())
+    assert "remote" in claim and "Exit 3" in claim and "--steal" in claim
+    demo = " ".join(shiftkit(tmp_path, "demo", "--help").stdout.split())
+    assert "four shifts" in demo and "`shiftkit run`" in demo and "real hooks" in demo
+
+
 def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
     from shiftkit.commands import views
 
@@ -281,3 +353,18 @@ def test_progress_bar_on_a_terminal_plain_when_piped() -> None:
     terminal = views.status_text(data, terminal=True).splitlines()[0]
     assert terminal.startswith("[") and "#" in terminal and "3/12 passing (25%)" in terminal
     assert views.status_text(data, terminal=False).splitlines()[0] == "3/12 passing"
+
+
+def test_the_suite_finds_this_interpreters_shiftkit_by_name() -> None:
+    """conftest puts the running interpreter's bin directory first on PATH for every
+    subprocess, so `.venv/bin/python -m pytest tests/test_X.py` works without the venv on
+    PATH (fixtures wider than a test included)."""
+    import os
+    import shutil
+    import sys
+
+    first = os.environ["PATH"].split(os.pathsep)[0]
+    assert first == str(Path(sys.executable).parent)
+    assert os.environ["PATH"].split(os.pathsep).count(first) == 1
+    found = shutil.which("shiftkit")
+    assert found is not None and Path(found).parent == Path(first)

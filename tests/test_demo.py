@@ -11,6 +11,17 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     assert result.returncode == 0, result.output
     assert "rule 9" in result.stdout  # the bare "wip" commit was refused by the hook
     assert "rule 2 [F002]" in result.stdout  # so was editing a committed definition
+    assert "rule 2 [F002]: F002" not in result.stdout  # (the id once)
+    # each refusal explained in one line, each command as a shell would take it
+    assert "  => refused (exit 1), as it must be: rule 2: a committed feature's" in result.stdout
+    assert "  => refused (exit 1), as it must be: rule 9: " in result.stdout
+    assert "$ git commit -q -m 'Add the verifiers for F001 and F002'\n" in result.stdout
+    assert "$ shiftkit run --agent '" in result.stdout
+    # the start check before the first shift: the smoke test fails until F000 makes the package
+    assert ("start check: smoke failed (exit 1 from `./init.sh smoke`: …") in result.stdout
+    assert (
+        "ModuleNotFoundError: No module named 'todo'); the session's `shiftkit start` shows it"
+    ) in result.stdout
     # the shifts ran through `shiftkit run`, which stopped on the verified state, and the
     # demo ends with what they cost
     assert "session 3: F002 failed" in result.stdout

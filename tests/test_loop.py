@@ -55,3 +55,29 @@ def test_claimable_reads_raw_items_and_prompt_placement() -> None:
         "-v",
     ]
     assert loop.agent_argv(["agent"], "hi", True) == ["agent"]
+
+
+def test_an_exit_signature_needs_something_said() -> None:
+    assert loop.exit_signature(1, "") is None
+    assert loop.exit_signature(1, "\n  \n") is None  # (the hash of nothing: e3b0c44298fc)
+    said = loop.exit_signature(1, "error: not logged in\n")
+    assert said is not None and said.startswith("exit 1 (") and "e3b0c44298fc" not in said
+    assert said == loop.exit_signature(1, "error: not logged in")
+    assert said != loop.exit_signature(2, "error: not logged in")
+    assert loop.tail([f"line {n}" for n in range(15)]) == [f"line {n}" for n in range(5, 15)]
+    assert loop.tail(["x" * 300], width=10) == ["x" * 9 + "…"]
+    stopped = loop.decide(State(1, 0, 1, sessions=1), Limits(max_sessions=1))
+    assert stopped is not None and stopped.reason.startswith("1 session, the most")
+
+
+def test_a_failed_start_step_in_one_line() -> None:
+    line = loop.step_failure("smoke", "./init.sh smoke", "exit 1", "Error: no module 'todo'")
+    assert line == (
+        "smoke failed (exit 1 from `./init.sh smoke`: Error: no module 'todo'); the session's "
+        "`shiftkit start` shows it"
+    )
+    long = loop.step_failure("init", "make", "exit 2", "x " * 200 + "the last words")
+    assert "\n" not in long and ": …" in long and "the last words)" in long
+    assert loop.step_failure("init", "make", "timed out after 900s", None).startswith(
+        "init failed (timed out after 900s from `make`); "
+    )

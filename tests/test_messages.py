@@ -46,3 +46,20 @@ def test_trailers_after_a_multi_line_subject() -> None:
     raw = "F012: add\nthe list\n\nShiftkit-Feature: F012\n"
     assert messages.trailers(raw) == {"Shiftkit-Feature": ["F012"]}
     assert messages.rule5_message(["F012"], raw) == []
+
+
+def test_a_violation_names_its_feature_once() -> None:
+    from shiftkit.core.messages import Violation
+
+    assert str(Violation(2, "F002: the definition changed", "F002")) == (
+        "rule 2 [F002]: the definition changed"
+    )
+    assert str(Violation(2, "F003 is new and already passing", "F003")) == (
+        "rule 2 [F003]: F003 is new and already passing"
+    )
+    assert str(Violation(5, "no log entry names it", "F004")) == (
+        "rule 5 [F004]: no log entry names it"
+    )
+    assert str(Violation(9, "the subject 'wip' says nothing")) == (
+        "rule 9: the subject 'wip' says nothing"
+    )

@@ -191,3 +191,14 @@ def test_multibyte_text_never_splits_a_character() -> None:
     text = o.render(data(warnings=("é" * 500,), preamble="ü" * 5000), 800) + "\n"
     assert len(text.encode()) <= 800 and text.startswith("é")
     assert len(o.clip_bytes("é" * 100, 21).encode()) <= 20
+
+
+def test_a_decision_title_names_its_number_once() -> None:
+    assert o.record_title("0001", "# 1. Record architecture decisions") == (
+        "Record architecture decisions"
+    )
+    assert o.record_title("0012", "# 0012 - Use SQLite") == "Use SQLite"
+    assert o.record_title("0012", "# Use SQLite") == "Use SQLite"
+    assert o.record_title("0003", "# 2. Numbered wrongly") == "2. Numbered wrongly"
+    assert o.record_title("0020", "# 2026 plans") == "2026 plans"  # a number that is not its own
+    assert o.record_title("0001", "# 1.") == "1."  # nothing left: the heading as written

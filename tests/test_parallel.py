@@ -365,3 +365,21 @@ def test_decision_numbers_never_collide_silently(scaffold: Path, tmp_path: Path)
     )
     flagged = shiftkit(two, "audit")
     assert flagged.returncode == 1 and "decision record number" in flagged.output, flagged.output
+
+
+def test_a_wrong_claims_remote_is_said_before_the_start_check(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    git_ok(one, "remote", "rename", "origin", "upstream")
+    named = shiftkit(one, "claim", "F001")
+    assert named.returncode == 2, named.output
+    assert "names 'origin', which is not a remote of this repository" in named.stderr
+    assert "running it now" not in named.stdout and "check smoke" not in named.stdout
+    git_ok(one, "remote", "rename", "upstream", "origin")
+    git_ok(one, "remote", "set-url", "origin", str(tmp_path / "gone.git"))
+    gone = shiftkit(one, "claim", "F001")
+    assert gone.returncode == 1, gone.output
+    assert "claims remote 'origin': could not reach it" in gone.stderr
+    assert "running it now" not in gone.stdout and "check smoke" not in gone.stdout
+    assert _server_claims(bare) == {}

@@ -204,3 +204,102 @@ def test_ctrl_c_cleans_up_like_an_abandoned_session(
     assert "interrupted (Ctrl-C)" in out and "Traceback" not in out
     assert "F001: attempt 1 failed, reverted" in git_ok(scaffold, "log", "-1", "--format=%s")
     assert git_ok(scaffold, "status", "--porcelain") == ""
+
+
+# A stand-in that fails without a unit of work: session N prints what the plan says (a line
+# on stdout and one on stderr, or nothing) and exits 1; with "wait", it first waits for the
+# test's go-ahead file.
+FAILING = r"""
+import json, os, sys, time
+plan_file, count_file = sys.argv[1], sys.argv[2]
+count = int(open(count_file).read()) + 1 if os.path.exists(count_file) else 1
+open(count_file, "w").write(str(count))
+plan = json.load(open(plan_file))
+action = plan[count - 1] if count <= len(plan) else "silent"
+if action.startswith("wait "):
+    deadline = time.time() + 60
+    while not os.path.exists(count_file + ".go") and time.time() < deadline:
+        time.sleep(0.1)
+    action = action[5:]
+if action != "silent":
+    for n in range(11):
+        print(f"{action} line {n}", flush=True)
+    time.sleep(0.3)  # (two pipes: the order they are read in is the order they were written)
+    print(f"{action}: the agent could not log in", file=sys.stderr, flush=True)
+    time.sleep(0.3)
+    print(f"{action} line 11", flush=True)
+sys.exit(1)
+"""
+
+
+def failing_agent(tmp_path: Path, plan: list[str]) -> str:
+    write(tmp_path / "failing.py", FAILING)
+    write(tmp_path / "plan.json", json.dumps(plan))
+    return (
+        f"{sys.executable} {tmp_path / 'failing.py'} {tmp_path / 'plan.json'} {tmp_path / 'count'}"
+    )
+
+
+def test_each_session_line_comes_as_it_ends_when_piped(scaffold: Path, tmp_path: Path) -> None:
+    command = failing_agent(tmp_path, ["boom", "wait bang"])
+    proc = subprocess.Popen(
+        ["shiftkit", "run", "--agent", command, "--max-sessions", "2"],
+        cwd=scaffold,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    seen = []
+    try:
+        while not seen or not seen[-1].startswith("session 1:"):
+            line = proc.stdout.readline()
+            assert line, f"the output ended before session 1's lines: {seen}"
+            seen.append(line)
+        # session 2 waits for the go-ahead: session 1's lines came while the run goes on
+        assert proc.poll() is None
+    finally:
+        (tmp_path / "count.go").write_text("go\n")
+    rest = proc.stdout.read()  # (not `communicate`: it reads past what readline buffered)
+    proc.wait(timeout=120)
+    out = "".join(seen) + rest
+    assert proc.returncode == loop.MAX_SESSIONS, out
+    assert "session 1: agent exited 1 · 0/1 passing" in out
+    # the agent's last 10 lines, both streams, when a session fails
+    assert "  the agent's last 10 lines:\n  | boom line 3\n" in out
+    assert "  | boom line 10\n  | boom: the agent could not log in\n  | boom line 11\n" in out
+    assert "  | boom line 2\n" not in out
+    assert "  | bang: the agent could not log in\n  | bang line 11\n" in out
+    assert "after 2 sessions;" in out
+
+
+def test_an_empty_failure_is_never_the_same_failure(scaffold: Path, tmp_path: Path) -> None:
+    command = failing_agent(tmp_path, ["silent", "silent", "silent", "silent"])
+    result = shiftkit(scaffold, "run", "--agent", command, "--no-progress", "3")
+    out = result.output
+    assert result.returncode == loop.NO_PROGRESS, out  # not 13 after two silent sessions
+    assert sessions_run(tmp_path) == 3
+    assert "the same failure" not in out and "e3b0c44298fc" not in out
+    assert out.count("  (the agent printed nothing)") == 3
+    # two failures that said the same are the same failure
+    (tmp_path / "count").unlink()
+    command = failing_agent(tmp_path, ["boom", "boom", "boom"])
+    result = shiftkit(scaffold, "run", "--agent", command, "--no-progress", "3")
+    assert result.returncode == loop.REPEATED_FAILURE, result.output
+    assert "the same failure ended two sessions in a row (exit 1 (" in result.output
+
+
+def test_verbose_streams_the_agent_output_and_one_session_is_singular(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    command = failing_agent(tmp_path, ["boom"])
+    result = shiftkit(scaffold, "run", "--agent", command, "--max-sessions", "1", "--verbose")
+    out = result.stdout
+    assert result.returncode == loop.MAX_SESSIONS, result.output
+    lines = out.splitlines()
+    assert lines[0] == f"session 1: started ({command})"
+    said = [f"  | boom line {n}" for n in range(11)]
+    assert lines[1:14] == [*said, "  | boom: the agent could not log in", "  | boom line 11"]
+    assert lines[14].startswith("session 1: agent exited 1")
+    assert "the agent's last" not in out  # streamed already
+    assert "1 session, the most allowed" in out and "after 1 session;" in out

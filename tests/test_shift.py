@@ -318,7 +318,7 @@ def test_decide_writes_record_and_index(scaffold: Path) -> None:
     )
     index = (scaffold / "docs/decisions/README.md").read_text()
     assert index.endswith("- [0002](0002-use-sqlite-for-storage.md) Use SQLite for storage\n")
-    assert "0002 2. Use SQLite for storage" in ok(scaffold, "start", "--no-check")
+    assert "0002 Use SQLite for storage" in ok(scaffold, "start", "--no-check")  # (its number once)
 
 
 def test_start_brief_is_bounded_and_reports_size(calc: Path) -> None:

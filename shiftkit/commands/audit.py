@@ -11,6 +11,8 @@ from typing import Any
 
 from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
+from shiftkit.core.orientation import clip
+from shiftkit.core.words import counted
 from shiftkit.edge import adoption, commits, gitio, history, revisions, verify
 from shiftkit.edge.context import Context, short
 
@@ -138,12 +140,17 @@ def _judge(
     )
 
 
+def _subject(finding: Finding) -> str:
+    """The commit's subject, quoted, at most 50 characters (a longer one ends in "…")."""
+    return repr(clip(finding.subject, 50))
+
+
 def render(findings: list[Finding], checked: int) -> str:
     lines = []
     bad = [f for f in findings if f.violations]
     for finding in bad:
         for violation in finding.violations:
-            lines.append(f"{short(finding.commit)} {finding.subject[:50]!r}: {violation}")
+            lines.append(f"{short(finding.commit)} {_subject(finding)}: {violation}")
     overrides = [f for f in findings if f.overridden]
     for finding in overrides:
         rules_hit = ", ".join(sorted({str(int(v.rule)) for v in finding.overridden}))
@@ -155,11 +162,11 @@ def render(findings: list[Finding], checked: int) -> str:
         lines.append("person actions (a person's to make; `audit --strict` refuses them):")
         for finding in people:
             lines += [
-                f"  {short(finding.commit)} {finding.subject[:50]!r}: {action}"
+                f"  {short(finding.commit)} {_subject(finding)}: {action}"
                 for action in finding.person_actions
             ]
     lines.append(
-        f"audit: {checked} commits checked, {len(bad)} with violations, "
+        f"audit: {counted(checked, 'commit')} checked, {len(bad)} with violations, "
         f"{len(overrides)} with overrides, {len(people)} with person actions"
     )
     return "\n".join(lines)

@@ -83,6 +83,10 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"stash --include-untracked`, or delete it before claiming, so a revert can "
             f"restore exactly this state"
         )
+    name = ctx.config.claims.remote
+    if name:  # a wrong remote is said before the start check, which can take minutes
+        remote.require_remote(ctx.root, name)
+        remote.require_reachable(ctx.root, name)
     if not startup.has_green_check(ctx):
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -147,11 +148,16 @@ def run(directory: Path | None) -> int:
     document = json.loads(committed)
     document["features"][2]["description"] = "A todo item can be completed, more or less"
     _write(features_path, json.dumps(document, indent=2) + "\n")
-    shell.git("commit", "-am", "Relax the completion feature", expect_fail=True)
+    shell.git(
+        "commit",
+        "-am",
+        "Relax the completion feature",
+        refused="rule 2: a committed feature's definition never changes; append a new one",
+    )
     shell.git("checkout", "-q", "HEAD", "--", "features.json")
     _write(target / "NOTES.md", "scratch\n")
     shell.git("add", "NOTES.md")
-    shell.git("commit", "-m", "wip", expect_fail=True)
+    shell.git("commit", "-m", "wip", refused="rule 9: a commit's subject must say what changed")
     shell.git("reset", "-q", "NOTES.md")
     (target / "NOTES.md").unlink()
 
@@ -164,29 +170,43 @@ def run(directory: Path | None) -> int:
 
 
 def _title(text: str) -> None:
-    print(f"\n=== {text}")
+    print(f"\n=== {text}", flush=True)
 
 
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    print(f"  (agent) wrote {path.name}")
+    print(f"  (agent) wrote {path.name}", flush=True)
 
 
 class _Shell:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def shiftkit(self, *args: str, expect_fail: bool = False) -> None:
-        self._run(["shiftkit", *args], expect_fail)
+    def shiftkit(self, *args: str) -> None:
+        self._run(["shiftkit", *args], None)
 
-    def git(self, *args: str, expect_fail: bool = False) -> None:
-        self._run(["git", *args], expect_fail)
+    def git(self, *args: str, refused: str | None = None) -> None:
+        self._run(["git", *args], refused)
 
-    def _run(self, argv: list[str], expect_fail: bool) -> None:
-        print(f"$ {' '.join(argv)}")
-        proc = subprocess.run(argv, cwd=self.root, capture_output=True, text=True)
-        for line in (proc.stdout + proc.stderr).rstrip().splitlines():
-            print(f"  {line}")
-        if (proc.returncode != 0) != expect_fail:
-            raise Refused(f"demo: `{' '.join(argv)}` exited {proc.returncode} unexpectedly")
+    def _run(self, argv: list[str], refused: str | None) -> None:
+        """Run ``argv`` as a shell would show it, its output printed as it comes; ``refused``:
+        it must fail, and why, in one line."""
+        command = shlex.join(argv)
+        print(f"$ {command}", flush=True)
+        proc = subprocess.Popen(
+            argv,
+            cwd=self.root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
+        for line in proc.stdout or ():
+            if line.strip():
+                print(f"  {line.rstrip()}", flush=True)
+        code = proc.wait()
+        if (code != 0) != (refused is not None):
+            raise Refused(f"demo: `{command}` exited {code} unexpectedly")
+        if refused is not None:
+            print(f"  => refused (exit {code}), as it must be: {refused}", flush=True)

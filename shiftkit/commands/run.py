@@ -13,12 +13,14 @@ import os
 import shlex
 import signal
 import subprocess
+import threading
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from shiftkit.core import cost, features, ledger, loop
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.core.ledger import Usage
+from shiftkit.core.words import counted
 from shiftkit.edge import gitio, state
 from shiftkit.edge import ledger as ledger_io
 from shiftkit.edge.context import Context, open_context, short
@@ -37,6 +39,13 @@ class Session(NamedTuple):
     signature: str | None
     tokens: int
     fresh_equivalent: float
+    tail: tuple[str, ...] = ()  # the agent's last output lines
+
+    @property
+    def agent_failed(self) -> bool:
+        """The agent itself failed (a non-zero exit, the timeout): its words say why. (A
+        feature that failed its verifier is told by the revert's log entry.)"""
+        return self.exit_code != 0
 
 
 def head_list(ctx: Context) -> features.FeatureList:
@@ -66,6 +75,7 @@ def run(
     limits: loop.Limits,
     prompt_on_stdin: bool,
     say: Say,
+    verbose: bool = False,
 ) -> int:
     command = shlex.split(agent)
     if not command:
@@ -101,7 +111,9 @@ def run(
                 break
             number = current.sessions + 1
             head_before = gitio.head_oid(ctx.root)
-            session = one_session(ctx, command, number, run_id, limits, prompt_on_stdin, say)
+            session = one_session(
+                ctx, command, number, run_id, limits, prompt_on_stdin, say, verbose
+            )
             ctx = open_context()
             _audit_since(ctx, head_before, session.number)
             total, passing, claimable = verified_counts(ctx)
@@ -114,6 +126,8 @@ def run(
             )
             sessions.append(session)
             say(_session_line(session, passing, total))
+            if session.agent_failed and not verbose:
+                _say_tail(session, say)
     except KeyboardInterrupt:
         ctx = open_context()
         _clean_up(ctx, current.sessions + 1, "interrupted (Ctrl-C)", say)
@@ -130,13 +144,15 @@ def one_session(
     limits: loop.Limits,
     prompt_on_stdin: bool,
     say: Say,
+    verbose: bool = False,
 ) -> Session:
     from shiftkit.commands import start as startup
 
     if not startup.has_green_check(ctx):
         record = startup.run_checks(ctx, lambda text: None)
         for step in (s for s in record.steps if not s.ok):
-            say(f"  start check: {step.name} failed ({step.summary})")
+            failure = loop.step_failure(step.name, step.command, step.summary, step.tail)
+            say(f"  start check: {failure}")
         if record.demoted:
             say(f"  start check: demoted {', '.join(record.demoted)} (repair first)")
     listing = head_list(ctx)
@@ -146,31 +162,13 @@ def one_session(
     started = ledger_io.now()
     head_before = gitio.head_oid(ctx.root)
     env = {**os.environ, "SHIFTKIT_SESSION": session_id}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=ctx.root,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,  # Ctrl-C reaches shiftkit, which stops the agent
-        )
-    except OSError as exc:
-        raise BadInput(f"--agent: cannot run {argv[0]!r}: {exc.strerror or exc}") from None
-    exit_code: int | None
-    try:
-        out, err = proc.communicate(text if prompt_on_stdin else "", timeout=limits.session_timeout)
-        exit_code = proc.returncode
-    except subprocess.TimeoutExpired:
-        _kill(proc)
-        out, err = proc.communicate()
-        exit_code = None
-    except KeyboardInterrupt:
-        _kill(proc)
-        proc.communicate()
-        raise
+    if verbose:
+        say(f"session {number}: started ({shlex.join(command)})")
+    echo = (lambda line: say(f"  | {line}")) if verbose else None
+    agent_run = run_agent(
+        argv, ctx, env, text if prompt_on_stdin else "", limits.session_timeout, echo
+    )
+    exit_code, out, err = agent_run.exit_code, agent_run.stdout, agent_run.stderr
     ctx = open_context()
     result = parse_result(out)
     abandoned = _clean_up(
@@ -184,11 +182,92 @@ def one_session(
     feature = units[-1].feature if units else None
     if result is not None:
         _record_result(ctx, result, session_id, sorted({u.feature for u in units if u.feature}))
-    outcome, signature = _outcome(units, abandoned, exit_code, err, head_before, ctx)
+    said = err if err.strip() or result is not None else out
+    outcome, signature = _outcome(units, abandoned, exit_code, said, head_before, ctx)
     spent = _session_spend(ctx, session_id, result)
     return Session(
-        number, exit_code, outcome, feature, signature, spent.usage.tokens, spent.fresh_equivalent
+        number,
+        exit_code,
+        outcome,
+        feature,
+        signature,
+        spent.usage.tokens,
+        spent.fresh_equivalent,
+        tuple(loop.tail(agent_run.lines)),
     )
+
+
+class AgentRun(NamedTuple):
+    exit_code: int | None  # None: killed at the session timeout
+    stdout: str
+    stderr: str
+    lines: list[str]  # both streams' lines, in the order they were read
+
+
+def run_agent(
+    argv: list[str],
+    ctx: Context,
+    env: dict[str, str],
+    stdin_text: str,
+    timeout: float | None,
+    echo: Say | None,
+) -> AgentRun:
+    """Run one agent session, reading its standard output and error as they come: each line
+    is kept (and given to ``echo`` at once, for `run --verbose`)."""
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=ctx.root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            errors="replace",
+            bufsize=1,
+            start_new_session=True,  # Ctrl-C reaches shiftkit, which stops the agent
+        )
+    except OSError as exc:
+        raise BadInput(f"--agent: cannot run {argv[0]!r}: {exc.strerror or exc}") from None
+    lines: list[str] = []
+    out: list[str] = []
+    err: list[str] = []
+    lock = threading.Lock()
+
+    def pump(stream: IO[str] | None, kept: list[str]) -> None:
+        for line in stream or ():
+            kept.append(line)
+            with lock:
+                lines.append(line.rstrip("\n"))
+                if echo is not None:
+                    echo(line.rstrip("\n"))
+
+    readers = [
+        threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+        threading.Thread(target=pump, args=(proc.stderr, err), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    exit_code: int | None
+    try:
+        try:
+            if proc.stdin is not None:
+                if stdin_text:
+                    proc.stdin.write(stdin_text)
+                proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass  # the agent does not read its input
+        exit_code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill(proc)
+        exit_code = None
+    except KeyboardInterrupt:
+        _kill(proc)
+        raise
+    for reader in readers:
+        reader.join(timeout=10)  # (a daemon the agent left behind may hold the pipe open)
+    with lock:
+        return AgentRun(exit_code, "".join(out), "".join(err), list(lines))
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -232,7 +311,7 @@ def _outcome(
     units: list[ledger.Entry],
     abandoned: str | None,
     exit_code: int | None,
-    err: str,
+    output: str,
     head_before: str | None,
     ctx: Context,
 ) -> tuple[str, str | None]:
@@ -249,11 +328,7 @@ def _outcome(
     if exit_code is None:
         return "timed out", "timeout"
     if exit_code != 0:
-        import hashlib
-
-        tail = "\n".join(err.strip().splitlines()[-5:])
-        digest = hashlib.sha256(tail.encode()).hexdigest()[:12]
-        return f"agent exited {exit_code}", f"exit {exit_code} ({digest})"
+        return f"agent exited {exit_code}", loop.exit_signature(exit_code, output)
     moved = gitio.head_oid(ctx.root) != head_before
     return ("committed, no unit" if moved else "no unit of work"), None
 
@@ -400,6 +475,16 @@ def _session_line(session: Session, passing: int, total: int) -> str:
     )
 
 
+def _say_tail(session: Session, say: Say) -> None:
+    """A failed session's last output lines: the agent's own words for what went wrong."""
+    if not session.tail:
+        say("  (the agent printed nothing)")
+        return
+    say(f"  the agent's last {counted(len(session.tail), 'line')}:")
+    for line in session.tail:
+        say(f"  | {line}")
+
+
 def _summary(
     ctx: Context, stop: loop.Stop, sessions: list[Session], known: set[str], say: Say
 ) -> None:
@@ -409,7 +494,7 @@ def _summary(
     total, passing, _ = verified_counts(ctx)
     usd = f" (${spent.usd:,.2f})" if spent.usd is not None else ""
     say(
-        f"stopped: {stop.reason} — exit {stop.code}, after {len(sessions)} sessions; "
+        f"stopped: {stop.reason} — exit {stop.code}, after {counted(len(sessions), 'session')}; "
         f"{passing}/{total} passing; this run spent {spent.usage.tokens:,} tokens, "
         f"{cost.number(round(spent.fresh_equivalent, 1))} fresh-equivalent{usd}"
     )

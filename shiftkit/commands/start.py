@@ -172,8 +172,9 @@ def _decisions(ctx: Context, count: int) -> tuple[str, ...]:
     titles = []
     for path in reversed(records[-count:] if count else []):
         first = files.read_text(path, errors="replace").lstrip().splitlines()[:1]
-        title = first[0].lstrip("# ").strip() if first else path.stem
-        titles.append(orientation.clip(f"{path.name[:4]} {title}", 90))
+        title = first[0] if first else path.stem
+        number = path.name[:4]
+        titles.append(orientation.clip(f"{number} {orientation.record_title(number, title)}", 90))
     return tuple(titles)
 
 

@@ -6,8 +6,11 @@ It stops on verified state — the feature list at HEAD, after the session's com
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
+
+from shiftkit.core.words import counted
 
 # Exit codes of `shiftkit run`, one per stop reason (0-4 keep their meaning everywhere).
 ALL_PASS = 0
@@ -79,7 +82,7 @@ def decide(state: State, limits: Limits) -> Stop | None:
     if state.without_progress >= limits.no_progress:
         return Stop(
             NO_PROGRESS,
-            f"{state.without_progress} sessions in a row without a new passing feature",
+            f"{counted(state.without_progress, 'session')} in a row without a new passing feature",
         )
     if limits.budget_tokens is not None and state.spent_tokens >= limits.budget_tokens:
         return Stop(
@@ -93,7 +96,9 @@ def decide(state: State, limits: Limits) -> Stop | None:
             f"the money budget is spent (${state.spent_usd:,.2f} of ${limits.budget_usd:,.2f})",
         )
     if state.sessions >= limits.max_sessions:
-        return Stop(MAX_SESSIONS, f"{state.sessions} sessions, the most allowed (--max-sessions)")
+        return Stop(
+            MAX_SESSIONS, f"{counted(state.sessions, 'session')}, the most allowed (--max-sessions)"
+        )
     return None
 
 
@@ -133,3 +138,36 @@ def agent_argv(command: list[str], text: str, on_stdin: bool) -> list[str]:
     if any("{prompt}" in arg for arg in command):
         return [arg.replace("{prompt}", text) for arg in command]
     return command if on_stdin else [*command, text]
+
+
+TAIL_LINES = 10  # the agent's last output lines shown when a session fails
+
+
+def tail(lines: Sequence[str], count: int = TAIL_LINES, width: int = 240) -> list[str]:
+    """The last ``count`` non-blank lines, each cut at ``width`` characters (with "…")."""
+    kept = [line.rstrip() for line in lines if line.strip()][-count:]
+    return [line if len(line) <= width else line[: width - 1] + "…" for line in kept]
+
+
+def exit_signature(exit_code: int, output: str) -> str | None:
+    """A session that ended with ``exit_code`` (not 0) and no unit of work: the exit code and a
+    digest of its last output lines, so two sessions that failed alike are known as "the same
+    failure". None when it printed nothing: an empty output says nothing about the cause, and
+    the hash of nothing would make every silent failure "the same"."""
+    lines = tail(output.splitlines(), 5, 10**6)
+    if not lines:
+        return None
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:12]
+    return f"exit {exit_code} ({digest})"
+
+
+def step_failure(name: str, command: str, summary: str, tail: str | None) -> str:
+    """A failed start-check step in one line: what ran, how it ended and its last words, and
+    where the session meets it again."""
+    said = " ".join((tail or "").split())  # (the record keeps the last lines as one)
+    if len(said) > 100:  # a failure's last words say the most
+        said = "…" + said[-99:].lstrip()
+    last = f": {said}" if said else ""
+    return (
+        f"{name} failed ({summary} from `{command}`{last}); the session's `shiftkit start` shows it"
+    )

@@ -65,8 +65,12 @@ class Violation:
         return f"Violation({self.rule!r}, {self.message!r}, {self.feature!r})"
 
     def __str__(self) -> str:
-        about = f" [{self.feature}]" if self.feature else ""
-        return f"rule {self.rule}{about}: {self.message}"
+        """``rule N [ID]: message``; a message that begins ``ID: `` loses that (the id is
+        said once)."""
+        message, about = self.message, f" [{self.feature}]" if self.feature else ""
+        if self.feature and message.startswith(f"{self.feature}: "):
+            message = message[len(self.feature) + 2 :]
+        return f"rule {self.rule}{about}: {message}"
 
 
 def check_message(raw: str) -> list[Violation]:

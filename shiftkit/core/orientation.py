@@ -7,6 +7,7 @@ turns them into text that never exceeds the budget, whatever the project holds.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -500,3 +501,14 @@ def _rest(data: StartData) -> list[Section]:
         )
         sections.append(Section((clip(f"claims: {rows}", 300),), fair=True))
     return sections
+
+
+def record_title(number: str, heading: str) -> str:
+    """A decision record's title from its first line, without the ``#`` and without the
+    record's own number in front (``# 1. Record decisions`` of 0001: ``Record decisions``):
+    the listing names the number once."""
+    title = heading.lstrip("#").strip()
+    own = re.match(r"0*(\d+)\s*[.:)\-]?\s+", title)
+    if own and number.isdigit() and int(own.group(1)) == int(number):
+        title = title[own.end() :].strip()
+    return title or heading.strip()

@@ -77,6 +77,13 @@ def require_remote(root: Path, remote: str) -> None:
         )
 
 
+def require_reachable(root: Path, remote: str) -> None:
+    """The remote answers (one `ls-remote` of its HEAD), or Unreachable: nothing was asked."""
+    proc = gitio.run(["ls-remote", remote, "HEAD"], root, check=False)
+    if proc.returncode != 0:
+        raise Unreachable(remote, "reach it", proc.stderr)
+
+
 def fetch(root: Path, remote: str, prefix: str = PREFIX) -> dict[str, claims.Claim]:
     """The remote's claims now (the mirror is pruned to exactly the server's refs)."""
     mirror = mirror_prefix(remote)
