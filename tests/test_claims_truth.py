@@ -166,20 +166,25 @@ def _hook(bare: Path, name: str, body: str) -> Path:
     return path
 
 
-POLICY = """
-echo "$1" >> "{log}"
-case "$1" in refs/heads/*|refs/tags/*) exit 0 ;; esac
-echo "only branches and tags may be pushed here (host policy)" >&2
-exit 1
+REFUSE = """
+echo "$ref" >> "{log}"
+case "$ref" in refs/heads/*|refs/tags/*) ;; *)
+  echo "only branches and tags may be pushed here (host policy)" >&2; exit 1 ;;
+esac
 """
+POLICY = {  # a host's rule as an update hook (one ref) and as a pre-receive hook (the push)
+    "update": 'ref="$1"\n' + REFUSE + "exit 0\n",
+    "pre-receive": "while read -r old new ref; do\n" + REFUSE + "done\nexit 0\n",
+}
 
 
+@pytest.mark.parametrize("hook", list(POLICY))
 def test_a_host_policy_is_quoted_not_reported_as_a_race(
-    scaffold: Path, tmp_path: Path, server: servers.Server
+    scaffold: Path, tmp_path: Path, server: servers.Server, hook: str
 ) -> None:
     bare, (one,) = _over(scaffold, tmp_path, server, ("one",))
     log = tmp_path / "updates.log"
-    _hook(bare, "update", POLICY.format(log=log))
+    _hook(bare, hook, POLICY[hook].format(log=log))
     for args in (("claim", "F001"), ("claim",)):
         refused = shiftkit(one, *args)
         assert refused.returncode == 1, refused.output
