@@ -1,22 +1,20 @@
 """Claims you can believe (issue 20): the harness's session, liveness by heartbeat, a sync
 that catches up, and every remote outcome told as it is — against a bare remote on disk and
-a real `git daemon` on 127.0.0.1."""
+real servers on 127.0.0.1: `git daemon`, and `git http-backend` behind lighttpd."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import servers
 from conftest import git_ok, ok, shiftkit
-from test_parallel import _machines, _server_claims, _work
+from test_parallel import _machines, _race, _server_claims, _work
 
 ZERO = "0" * 40
 
@@ -118,73 +116,47 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
 # -- real servers ---------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Daemon:
-    """`git daemon` serving ``base`` on 127.0.0.1 (push enabled), in its own process group."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.port = _free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, name: str) -> str:
-        return f"git://127.0.0.1:{self.port}/{name}"
-
-    def start(self) -> None:
-        self.proc = subprocess.Popen(
-            [
-                "git",
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                "--enable=receive-pack",
-                f"--base-path={self.base}",
-                "--listen=127.0.0.1",
-                f"--port={self.port}",
-                f"--pid-file={self.base / 'daemon.pid'}",
-                str(self.base),
-            ],
-            start_new_session=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        (self.base / "daemon.pgid").write_text(str(self.proc.pid))
-        for _ in range(100):
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise AssertionError("git daemon did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        if self.proc is not None:
-            self.proc.wait()
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    if shutil.which("git") is None:
-        pytest.skip("no git")
-    served = Daemon(tmp_path)
+@pytest.fixture(params=servers.TRANSPORTS)
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[servers.Server]:
+    """`git daemon` and `git http-backend` behind lighttpd, each started here on 127.0.0.1
+    and always stopped."""
+    if request.param == "http" and (missing := servers.http_missing()) is not None:
+        pytest.skip(missing)
+    served = servers.server(request.param, tmp_path)
     served.start()
-    yield served
-    served.stop()
+    try:
+        yield served
+    finally:
+        served.stop()
 
 
-def _over_daemon(
-    scaffold: Path, tmp_path: Path, daemon: Daemon, names: tuple[str, ...]
+def _over(
+    scaffold: Path, tmp_path: Path, served: servers.Server, names: tuple[str, ...]
 ) -> tuple[Path, list[Path]]:
     bare, machines = _machines(scaffold, tmp_path, names)
+    served.serve(bare)
     for machine in machines:
-        git_ok(machine, "remote", "set-url", "origin", daemon.url("remote.git"))
+        git_ok(machine, "remote", "set-url", "origin", served.url("remote.git"))
     return bare, machines
+
+
+RACE_ROUNDS = 5
+
+
+def test_two_clones_claiming_at_once_make_one_holder(
+    scaffold: Path, tmp_path: Path, server: servers.Server
+) -> None:
+    bare, machines = _over(scaffold, tmp_path, server, ("one", "two"))
+    for round_ in range(RACE_ROUNDS):
+        results = _race(machines, "claim", "F001")
+        winners = [i for i, (code, _) in enumerate(results) if code == 0]
+        assert len(winners) == 1, (round_, results)
+        loser = 1 - winners[0]
+        assert results[loser][0] == 3, (round_, results)
+        assert f"session racer-{winners[0]}" in results[loser][1], (round_, results)
+        assert list(_server_claims(bare)) == ["F001"]
+        ok(machines[winners[0]], "release")
+        assert _server_claims(bare) == {}
 
 
 def _hook(bare: Path, name: str, body: str) -> Path:
@@ -194,20 +166,25 @@ def _hook(bare: Path, name: str, body: str) -> Path:
     return path
 
 
-POLICY = """
-echo "$1" >> "{log}"
-case "$1" in refs/heads/*|refs/tags/*) exit 0 ;; esac
-echo "only branches and tags may be pushed here (host policy)" >&2
-exit 1
+REFUSE = """
+echo "$ref" >> "{log}"
+case "$ref" in refs/heads/*|refs/tags/*) ;; *)
+  echo "only branches and tags may be pushed here (host policy)" >&2; exit 1 ;;
+esac
 """
+POLICY = {  # a host's rule as an update hook (one ref) and as a pre-receive hook (the push)
+    "update": 'ref="$1"\n' + REFUSE + "exit 0\n",
+    "pre-receive": "while read -r old new ref; do\n" + REFUSE + "done\nexit 0\n",
+}
 
 
+@pytest.mark.parametrize("hook", list(POLICY))
 def test_a_host_policy_is_quoted_not_reported_as_a_race(
-    scaffold: Path, tmp_path: Path, daemon: Daemon
+    scaffold: Path, tmp_path: Path, server: servers.Server, hook: str
 ) -> None:
-    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    bare, (one,) = _over(scaffold, tmp_path, server, ("one",))
     log = tmp_path / "updates.log"
-    _hook(bare, "update", POLICY.format(log=log))
+    _hook(bare, hook, POLICY[hook].format(log=log))
     for args in (("claim", "F001"), ("claim",)):
         refused = shiftkit(one, *args)
         assert refused.returncode == 1, refused.output
@@ -232,9 +209,9 @@ def test_a_host_policy_is_quoted_not_reported_as_a_race(
 
 
 def test_a_release_the_server_refuses_is_not_reported_done(
-    scaffold: Path, tmp_path: Path, daemon: Daemon
+    scaffold: Path, tmp_path: Path, server: servers.Server
 ) -> None:
-    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    bare, (one,) = _over(scaffold, tmp_path, server, ("one",))
     ok(one, "claim", "F001")
     _hook(
         bare, "update", f'[ "$3" = {ZERO} ] || exit 0\necho "deleting is not allowed" >&2\nexit 1\n'
@@ -250,8 +227,10 @@ def test_a_release_the_server_refuses_is_not_reported_done(
     assert _server_claims(bare) == {}
 
 
-def test_a_stolen_claim_leaves_no_ghost(scaffold: Path, tmp_path: Path, daemon: Daemon) -> None:
-    bare, (one, two) = _over_daemon(scaffold, tmp_path, daemon, ("one", "two"))
+def test_a_stolen_claim_leaves_no_ghost(
+    scaffold: Path, tmp_path: Path, server: servers.Server
+) -> None:
+    bare, (one, two) = _over(scaffold, tmp_path, server, ("one", "two"))
     env_one = {"SHIFTKIT_SESSION": "session-one"}
     env_two = {"SHIFTKIT_SESSION": "session-two"}
     assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
@@ -291,19 +270,19 @@ kill -KILL -$(cat "{pgid}")
 
 
 def test_a_server_killed_after_taking_the_claim(
-    scaffold: Path, tmp_path: Path, daemon: Daemon
+    scaffold: Path, tmp_path: Path, server: servers.Server
 ) -> None:
-    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    bare, (one,) = _over(scaffold, tmp_path, server, ("one",))
     flag = tmp_path / "kill-once"
     flag.write_text("")
-    _hook(bare, "reference-transaction", KILLER.format(flag=flag, pgid=tmp_path / "daemon.pgid"))
+    _hook(bare, "reference-transaction", KILLER.format(flag=flag, pgid=tmp_path / "server.pgid"))
     dead = shiftkit(one, "claim", "F001")
     assert dead.returncode == 1, dead.output
     assert "nothing was claimed" not in dead.stderr
     assert "is unknown" in dead.stderr and "run the same command again" in dead.stderr
     assert set(_server_claims(bare)) == {"F001"}  # the server took it before it died
-    daemon.stop()
-    daemon.start()
+    server.stop()
+    server.start()
     retry = shiftkit(one, "claim", "F001")
     assert retry.returncode == 0, retry.output
     held = json.loads((one / ".git" / "shiftkit" / "claim.json").read_text())
@@ -312,9 +291,9 @@ def test_a_server_killed_after_taking_the_claim(
 
 
 def test_a_connection_cut_after_the_claim_is_told_as_claimed(
-    scaffold: Path, tmp_path: Path, daemon: Daemon
+    scaffold: Path, tmp_path: Path, server: servers.Server
 ) -> None:
-    bare, (one,) = _over_daemon(scaffold, tmp_path, daemon, ("one",))
+    bare, (one,) = _over(scaffold, tmp_path, server, ("one",))
     flag = tmp_path / "cut-once"
     flag.write_text("")
     cut = KILLER.format(flag=flag, pgid="/dev/null").replace(
