@@ -1,0 +1,151 @@
+"""The README is true and complete: its runnable blocks run, no sentence is said twice, and its
+feature-list example is a valid list naming every field of the packaged schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from conftest import REPO_ROOT, run
+
+from shiftkit.core import resources
+
+README = REPO_ROOT / "README.md"
+RUNNABLE = "<!-- runnable -->"
+EXAMPLE = "<!-- feature-list-example -->"
+FENCE = "```"
+MIN_WORDS = 8
+
+
+class Block(NamedTuple):
+    line: int  # where its code starts, 1-based
+    text: str
+
+
+def marked_blocks(text: str, marker: str, language: str) -> list[Block]:
+    """The fenced blocks of `language` on the line right under `marker`; a marker above
+    anything else is an error, so a marker cannot silently mark nothing."""
+    lines = text.splitlines()
+    blocks: list[Block] = []
+    for index, line in enumerate(lines):
+        if line.strip() != marker:
+            continue
+        opening = lines[index + 1].strip() if index + 1 < len(lines) else ""
+        if opening != FENCE + language:
+            raise AssertionError(
+                f"README.md:{index + 1}: {marker} is not right above {FENCE}{language}"
+            )
+        end = next((at for at in range(index + 2, len(lines)) if lines[at].strip() == FENCE), None)
+        if end is None:
+            raise AssertionError(f"README.md:{index + 2}: the block never closes")
+        blocks.append(Block(index + 3, "\n".join(lines[index + 2 : end]) + "\n"))
+    return blocks
+
+
+def run_blocks(blocks: list[Block], folder: Path) -> list[str]:
+    """Run each block with `sh -e` in `folder`, in order (a block may use what an earlier one
+    made: the README reads top to bottom); the failures, each naming its line."""
+    failures = []
+    for block in blocks:
+        done = subprocess.run(
+            ["sh", "-e", "-c", block.text],
+            cwd=folder,
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+            failures.append(f"README.md:{block.line}: exit {done.returncode}\n{block.text}{tail}")
+    return failures
+
+
+def prose(text: str) -> str:
+    """The README without its fenced blocks and HTML comments."""
+    text = re.sub(r"^```.*?^```[ \t]*$", "", text, flags=re.S | re.M)
+    return re.sub(r"<!--.*?-->", "", text, flags=re.S)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of the prose, whitespace normalized; paragraphs, headings, list items and
+    table cells end a sentence."""
+    text = re.sub(r"^[ \t]*(?:[-*+]|\d+\.|#+)[ \t]+", "\n\n", prose(text), flags=re.M)
+    found = []
+    for chunk in re.split(r"\n\s*\n|\|", text):
+        for sentence in re.split(r"(?<=[.!?:;])\s+", " ".join(chunk.split())):
+            if len(sentence.split()) >= MIN_WORDS:
+                found.append(sentence)
+    return found
+
+
+def repeated(text: str) -> list[str]:
+    """Sentences said more than once (letter case aside)."""
+    seen: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for sentence in sentences(text):
+        key = sentence.casefold()
+        seen.setdefault(key, sentence)
+        counts[key] += 1
+    return [seen[key] for key, n in counts.items() if n > 1]
+
+
+def test_the_readme_marks_the_offline_blocks_runnable() -> None:
+    blocks = marked_blocks(README.read_text(), RUNNABLE, "sh")
+    assert len(blocks) >= 3
+    code = "".join(block.text for block in blocks)
+    for command in ("shiftkit new", "shiftkit claim", "shiftkit finish", "shiftkit check"):
+        assert command in code
+
+
+def test_every_runnable_block_of_the_readme_exits_0(tmp_path: Path) -> None:
+    failures = run_blocks(marked_blocks(README.read_text(), RUNNABLE, "sh"), tmp_path)
+    assert not failures, "\n\n".join(failures)
+
+
+def test_a_failing_block_is_reported_with_its_line(tmp_path: Path) -> None:
+    text = f"# x\n\n{RUNNABLE}\n```sh\ntrue\n```\n\n{RUNNABLE}\n```sh\ntrue\nfalse\ntrue\n```\n"
+    failures = run_blocks(marked_blocks(text, RUNNABLE, "sh"), tmp_path)
+    assert len(failures) == 1 and failures[0].startswith("README.md:10: exit 1")
+
+
+def test_a_marker_above_no_block_is_an_error() -> None:
+    with pytest.raises(AssertionError, match="not right above"):
+        marked_blocks(f"{RUNNABLE}\n\n```sh\ntrue\n```\n", RUNNABLE, "sh")
+
+
+def test_no_sentence_of_the_readme_is_said_twice() -> None:
+    assert repeated(README.read_text()) == []
+
+
+def test_a_sentence_said_twice_is_found() -> None:
+    said = "The scaffold's files are committed on top in one commit."
+    text = f"{said} Something else entirely.\n\n| a | {said.lower()} |\n\n- {said}\n  more\n"
+    assert repeated(text) == [said]
+    assert repeated(text.replace(said, "Short one.")) == []
+
+
+def test_the_readme_feature_list_example_is_valid_and_every_field_is_explained(
+    tmp_path: Path,
+) -> None:
+    text = README.read_text()
+    (example,) = marked_blocks(text, EXAMPLE, "json")
+    path = tmp_path / "example.json"
+    path.write_text(example.text)
+    result = run(["shiftkit", "validate", str(path)], tmp_path)
+    assert result.returncode == 0, result.output
+    document = json.loads(example.text)
+    assert document["$schema"] == ".shiftkit/features.schema.json"
+    section = text[text.index("## The feature list") :]
+    section = section[: section.index("\n## ", 1)]
+    schema = json.loads(resources.schema_path().read_text())
+    for field in schema["$defs"]["feature"]["properties"]:
+        assert f"| `{field}` |" in section, field
+    for command in ("shiftkit add", "shiftkit new DIR --features FILE", "shiftkit import FILE"):
+        assert command in section
