@@ -83,15 +83,17 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"stash --include-untracked`, or delete it before claiming, so a revert can "
             f"restore exactly this state"
         )
-    name = ctx.config.claims.remote
-    if name:  # a wrong remote is said before the start check, which can take minutes
-        remote.require_remote(ctx.root, name)
-        remote.require_reachable(ctx.root, name)
+    behind: tuple[str | None, str] = (None, "")
+    if ctx.config.claims.remote:
+        # A wrong or silent remote is said before the start check, which can take minutes;
+        # the fetch that asks it is the one that tells whether this branch is behind.
+        remote.require_remote(ctx.root, ctx.config.claims.remote)
+        behind = remote.behind_line(ctx.root, ctx.config.claims, require_answer=True)
     if not startup.has_green_check(ctx):
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
-    done_there = passing_on_remote(ctx, feature_list, say)
+    done_there = passing_on_remote(ctx, feature_list, say, behind)
     if feature_id is None:
         record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, done_there)
         if record is None:
@@ -128,12 +130,14 @@ def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
     )
 
 
-def passing_on_remote(ctx: Context, feature_list: features.FeatureList, say: Say) -> set[str]:
+def passing_on_remote(
+    ctx: Context, feature_list: features.FeatureList, say: Say, behind: tuple[str | None, str]
+) -> set[str]:
     """Features that pass on the claims remote's branch but not here: nobody should do them
-    again. Says so when this branch is behind."""
+    again. Says so when this branch is ``behind`` (`remote.behind_line`, fetched already)."""
     from shiftkit.edge.project import read_features_at
 
-    line, tracking = remote.behind_line(ctx.root, ctx.config.claims)
+    line, tracking = behind
     if line is None:
         return set()
     say(line)

@@ -77,13 +77,6 @@ def require_remote(root: Path, remote: str) -> None:
         )
 
 
-def require_reachable(root: Path, remote: str) -> None:
-    """The remote answers (one `ls-remote` of its HEAD), or Unreachable: nothing was asked."""
-    proc = gitio.run(["ls-remote", remote, "HEAD"], root, check=False)
-    if proc.returncode != 0:
-        raise Unreachable(remote, "reach it", proc.stderr)
-
-
 def fetch(root: Path, remote: str, prefix: str = PREFIX) -> dict[str, claims.Claim]:
     """The remote's claims now (the mirror is pruned to exactly the server's refs)."""
     mirror = mirror_prefix(remote)
@@ -232,9 +225,12 @@ def refresh(
     return oid
 
 
-def divergence(root: Path, remote: str, branch: str) -> tuple[int, int] | None:
+def divergence(
+    root: Path, remote: str, branch: str, require_answer: bool = False
+) -> tuple[int, int] | None:
     """(commits HEAD has that the remote's branch lacks, commits it lacks), after fetching
-    that branch; None when it cannot be fetched (no remote branch yet, or no answer)."""
+    that branch; None when it cannot be fetched (no remote branch yet, or — unless
+    ``require_answer``, which raises `Unreachable` — no answer)."""
     tracking = f"refs/remotes/{remote}/{branch}"
     fetched = gitio.run(
         ["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"],
@@ -242,6 +238,8 @@ def divergence(root: Path, remote: str, branch: str) -> tuple[int, int] | None:
         check=False,
     )
     if fetched.returncode != 0:
+        if require_answer and "couldn't find remote ref" not in fetched.stderr:
+            raise Unreachable(remote, "reach it", fetched.stderr)
         return None
     proc = gitio.run(
         ["rev-list", "--left-right", "--count", f"HEAD...{tracking}"], root, check=False
@@ -272,14 +270,17 @@ def on_remote(root: Path, remote: str, branch: str, commit: str) -> bool:
     return proc.returncode == 0
 
 
-def behind_line(root: Path, settings: ClaimsConfig) -> tuple[str | None, str]:
+def behind_line(
+    root: Path, settings: ClaimsConfig, require_answer: bool = False
+) -> tuple[str | None, str]:
     """(what to say when this branch is behind the claims remote's, the remote-tracking
-    ref): fetches that branch; nothing to say without a remote, a branch, or an answer."""
+    ref): fetches that branch; nothing to say without a remote, a branch, or (unless
+    ``require_answer``: `Unreachable`) an answer."""
     name = settings.remote
     branch = gitio.branch(root)
     if not name or branch is None or not settings.enabled:
         return None, ""
-    counts = divergence(root, name, branch)
+    counts = divergence(root, name, branch, require_answer)
     if counts is None or counts[1] == 0:
         return None, ""
     ahead, behind = counts
