@@ -89,12 +89,15 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "renumber-decisions",
         ),
     ),
-    ("A person's actions", ("run", "add", "import", "validate", "unblock", "override")),
+    (
+        "A person's actions",
+        ("new", "setup", "demo", "run", "add", "import", "validate", "unblock", "override"),
+    ),
     (
         "Hooks and integration",
         ("hook", "guard", "stop-check", "usage", "merge-features", "install-hooks"),
     ),
-    ("Reports and setup", ("status", "claims", "audit", "cost", "report", "new", "setup", "demo")),
+    ("Reports", ("status", "claims", "audit", "cost", "report")),
 )
 
 
@@ -782,7 +785,8 @@ def cost(as_json: bool, by: str) -> int:
 def report(output: Path, as_json: bool) -> int:
     """The work and its cost as one self-contained HTML page (no network needed to open
     it): burn-up, cost per passing feature over time, each feature's attempts, time and
-    spend, the claims now and the last check. Needs the 'report' extra for the charts."""
+    spend, the claims now and the last check. The page needs the 'report' extra
+    (`pip install 'shiftkit[report]'`); --json does not."""
     from shiftkit.commands import report as report_mod
 
     return report_mod.report_cmd(_context(), output, as_json, _say)

@@ -183,6 +183,10 @@ def test_pre_commit_config_keeps_every_line_and_the_users_install_types_and_vers
     merged = merge_pre_commit_config(older, OURS_YAML, ".pre-commit-config.yaml")
     assert safe_load(merged)["minimum_pre_commit_version"] == "3.0.0"  # not raised
     assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
+    # A config without the key stays without it: adoption adds shiftkit's hooks, nothing else.
+    bare = "".join(line + "\n" for line in user.splitlines() if "minimum_pre_commit" not in line)
+    merged = merge_pre_commit_config(bare, OURS_YAML, ".pre-commit-config.yaml")
+    assert "minimum_pre_commit_version" not in merged
 
 
 def test_pre_commit_config_moves_from_local_hooks_to_the_repository_and_back() -> None:

@@ -36,7 +36,7 @@ def charts_library() -> ModuleType:
         import pygal
     except ImportError:
         raise BadInput(
-            "report: the page's charts need the 'report' extra (pygal): "
+            "report: the HTML page needs the 'report' extra (pygal): "
             "pip install 'shiftkit[report]' (or use `shiftkit report --json`)"
         ) from None
     return pygal  # type: ignore[no-any-return]

@@ -243,15 +243,10 @@ def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
 
     if not isinstance(doc, CommentedMap) or not isinstance(doc.get("repos", []), list):
         raise BadInput(f"{name}: expected a mapping with a `repos:` list (pre-commit's format)")
+    # Only shiftkit's hooks go in: the user's top-level settings (`minimum_pre_commit_version`,
+    # `default_stages`, ...) are theirs, present or not — shiftkit's hooks set their own
+    # `stages`, and shiftkit itself requires a pre-commit new enough for them.
     changed = False
-    position = 0
-    for key, value in template.items():
-        if key == "repos":
-            continue
-        if key not in doc:
-            doc.insert(position, key, value)
-            position += 1
-            changed = True
     if "repos" not in doc:
         doc["repos"] = template["repos"]
         changed = True
