@@ -161,10 +161,8 @@ class Adversary(RuleBasedStateMachine):
         other = self.home / f"other-{len(self.steps)}"
         git_ok(self.home, "clone", "-q", str(self.project), str(other))
         _set_passing(other, ("F002",))
-        git_ok(other, "add", "-A")
-        git_ok(
-            other, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", _forged_message(other, "F002")
-        )
+        git(other, "add", "-A")
+        git(other, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", _forged_message(other, "F002"))
         self._git("fetch", "-q", str(other), f"HEAD:{namespace}")
         self._git("merge", "-q", "--ff-only", namespace)
         shutil.rmtree(other, ignore_errors=True)
