@@ -14,6 +14,9 @@ from pathlib import Path
 # Setting up a synthetic history (half the features passing at once) is only possible past
 # every hook, the reference-transaction hook included.
 NO_HOOKS = ["-c", "core.hooksPath=/dev/null/none"]
+# The hook types shiftkit's setup installs (`pre-commit install` alone installs only the
+# types the config names, and a scaffold's config names none: its hooks declare their stages).
+HOOK_TYPES = ["--hook-type", "pre-commit", "--hook-type", "commit-msg"]
 
 IDENTITY = {
     "GIT_AUTHOR_NAME": "Bench",

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from _common import (
+    HOOK_TYPES,
     NO_HOOKS,
     Row,
     bench_env,
@@ -90,7 +91,7 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
     for where in (noop, noop_flip):
         sh(["git", "clone", "-q", str(project), str(where)], home, env)
         (where / ".pre-commit-config.yaml").write_text(NOOP_CONFIG)
-        sh([sys.executable, "-m", "pre_commit", "install"], where, env)
+        sh([sys.executable, "-m", "pre_commit", "install", *HOOK_TYPES], where, env)
         sh(
             ["git", *NO_HOOKS, "commit", "-q", "--no-verify", "-am", "Bench: no-op hooks"],
             where,
@@ -99,7 +100,7 @@ def figures(rounds: int, n_features: int = 5000) -> list[Row]:
 
     noflip = home / "noflip"
     sh(["git", "clone", "-q", str(project), str(noflip)], home, env)
-    sh([sys.executable, "-m", "pre_commit", "install"], noflip, env)
+    sh([sys.executable, "-m", "pre_commit", "install", *HOOK_TYPES], noflip, env)
     for where in (noop, noflip):
         (where / "notes.txt").write_text("a change that is not the feature list\n")
         sh(["git", "add", "notes.txt"], where, env)

@@ -24,7 +24,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from _common import NO_HOOKS, Row, bench_env, make_features, ms, print_rows, scratch, sh, write_flip
+from _common import (
+    HOOK_TYPES,
+    NO_HOOKS,
+    Row,
+    bench_env,
+    make_features,
+    ms,
+    print_rows,
+    scratch,
+    sh,
+    write_flip,
+)
 
 BARS = {"commit, notes": 1.15, "commit, flip": 1.15, "checkout": 1.10}
 
@@ -88,7 +99,7 @@ def measure(rounds: int, n_features: int) -> dict[str, tuple[float, float]]:
         sh(["shiftkit", "install-hooks", "--force"], clone, env)
         for hook in ("pre-commit", "commit-msg"):  # the framework's hooks, as the scaffold has
             (clone / ".git" / "hooks" / hook).unlink()
-        sh([sys.executable, "-m", "pre_commit", "install"], clone, env)
+        sh([sys.executable, "-m", "pre_commit", "install", *HOOK_TYPES], clone, env)
         (clone / ".git" / "hooks" / "pre-push").unlink()
         if name == "without":
             (clone / ".git" / "hooks" / "reference-transaction").unlink()

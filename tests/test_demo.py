@@ -24,7 +24,8 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     ) in result.stdout
     # the shifts ran through `shiftkit run`, which stopped on the verified state, and the
     # demo ends with what they cost
-    assert "session 3: F002 failed" in result.stdout
+    # a failed attempt says why (the reason its revert was given)
+    assert "session 3: F002 failed (complete() was a stub; is_done() never true)" in result.stdout
     assert "stopped: all 3 features pass (checked at HEAD) — exit 0" in result.stdout
     assert "cost per passing feature:" in result.stdout.split("$ shiftkit cost")[-1]
     assert (

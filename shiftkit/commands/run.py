@@ -324,6 +324,10 @@ def _outcome(
             signature = f"{last.feature}: {last.signature or 'reverted'}"
             if abandoned and last.feature == abandoned and not last.signature:
                 signature = f"{last.feature}: abandoned"
+            reverted_here = abandoned and last.feature == abandoned  # (the line says so)
+            why = _attempt_reason(ctx, last.feature) if last.feature else ""
+            if why and not reverted_here:
+                word = f"{word} ({why})"
         return f"{last.feature} {word}", signature
     if exit_code is None:
         return "timed out", "timeout"
@@ -465,6 +469,24 @@ def _audit_since(ctx: Context, head_before: str | None, number: int) -> None:
             f"session {number} made commits the rules refuse ({short(first.commit)}: "
             f"{first.violations[0]}); the loop stops — see `shiftkit audit`"
         )
+
+
+def _attempt_reason(ctx: Context, feature_id: str) -> str:
+    """Why the newest failed attempt at ``feature_id`` failed: the first line of its log
+    entry (the reason `revert` was given), cut to one short line."""
+    from shiftkit.core import orientation, progress
+    from shiftkit.edge.files import read_optional
+
+    try:
+        log = progress.parse(read_optional(ctx.project.progress_path))
+    except BadInput:
+        return ""
+    for entry in reversed(log.entries):
+        if entry.feature == feature_id and entry.outcome.startswith("attempt"):
+            body = entry.text.splitlines()[1:]
+            first = next((line.strip() for line in body if line.strip()), "")
+            return orientation.clip(first, 100)
+    return ""
 
 
 def _session_line(session: Session, passing: int, total: int) -> str:
