@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, git_ok, isolated_environment, run, snapshot_repository, write
+from test_adopt import hook_log as hook_log  # (the autouse fixture, shared with test_adopt)
 
 USER_AGENTS = "# Our agents\n\nUse tabs, never spaces.\n"
 USER_PRE_COMMIT = """\
@@ -35,13 +36,6 @@ def tagged_template(tmp_path_factory: pytest.TempPathFactory, isolated_home: Pat
         source = snapshot_repository(tmp_path_factory.mktemp("template") / "shiftkit")
         git_ok(source, "tag", "v0.9.0")
     return source
-
-
-@pytest.fixture(autouse=True)
-def hook_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    log = tmp_path / "hook.log"
-    monkeypatch.setenv("HOOK_LOG", str(log))
-    return log
 
 
 def users_repository(root: Path) -> Path:

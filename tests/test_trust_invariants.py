@@ -33,10 +33,10 @@ from test_trust import (
     SIGNERS,
     head,
     land_past_every_hook,
-    make_key,
     refused,
     set_config,
 )
+from test_trust import signed as signed  # (the fixture, shared with test_trust)
 
 ARCHIVE = "progress-archive.txt"
 
@@ -70,19 +70,6 @@ def project(request: pytest.FixtureRequest, one_project: Path) -> Path:
     if request.param == "plain-shims":
         use_shims(one_project)
     return one_project
-
-
-@pytest.fixture
-def signed(one_project: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
-    """The project under the signed policy, set by a person: (project, person key, agent key)."""
-    keys = tmp_path / "keys"
-    keys.mkdir()
-    person, agent = make_key(keys, "person"), make_key(keys, "agent")
-    write(one_project / SIGNERS, f"person@shiftkit.invalid {(keys / 'person.pub').read_text()}")
-    set_config(one_project, "shiftkit.people", 'policy = "signed"')
-    git_ok(one_project, "add", "-A")
-    git_ok(one_project, "commit", "-q", "-m", "Person actions need a signature from now on")
-    return one_project, person, agent
 
 
 def no_hooks(p: Path) -> tuple[str, str]:
