@@ -319,7 +319,15 @@ def apply_operation(project: Path, model: Model, op: Any) -> None:
     elif isinstance(op, Decide):
         # (outside a claim, `decide` commits its record itself)
         assert "committed docs/decisions/" in ok(
-            project, "decide", op.title, "--why", op.why, "--rejected", op.rejected
+            # (`--` first: a generated title may start with "-", as a person's may)
+            project,
+            "decide",
+            "--why",
+            op.why,
+            "--rejected",
+            op.rejected,
+            "--",
+            op.title,
         )
     elif isinstance(op, Prune):
         ok(project, "log", "--prune")
