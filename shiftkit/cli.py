@@ -692,20 +692,26 @@ def stop_check() -> int:
     help="Refuse person actions (overrides, unblocks, settings changes) too.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def audit(since: str | None, reverify: bool, strict: bool, as_json: bool) -> int:
-    """Check every commit in range against the rules (for CI).
+@click.argument("rev", metavar="[REV]", required=False)
+def audit(since: str | None, reverify: bool, strict: bool, as_json: bool, rev: str | None) -> int:
+    """Check every commit up to REV (default HEAD) against the rules (for CI).
 
     History before the commit that adopted shiftkit (the first adding .shiftkit.toml) is
-    outside the protocol and not judged."""
+    outside the protocol and not judged. With --reverify, the commits that break no rule are
+    recorded as judged on this machine, so a branch may move onto them (commits fetched from
+    another clone: `shiftkit audit --reverify origin/BRANCH`, then merge or check it out)."""
     from shiftkit.commands import audit as audit_mod
 
     ctx = _context()
-    selected = audit_mod.commits_in(ctx.root, since, ctx.config.features)
+    selected = audit_mod.commits_in(ctx.root, since, ctx.config.features, rev)
 
     def say(text: str) -> None:
         click.echo(text, err=True)
 
     findings = audit_mod.audit_commits(ctx, selected, reverify, say)
+    if reverify and since is None and not any(f.violations for f in findings):
+        # Every commit up to REV passed, re-verified: judged here (decision record 0039).
+        audit_mod.record_judged(ctx, audit_mod.unjudged(ctx, rev or "HEAD"))
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
     else:

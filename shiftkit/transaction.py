@@ -47,16 +47,27 @@ def main(state: str, stdin: bytes) -> int:
     root = _work_tree()
     if root is None:
         return OK  # a bare repository: nothing is committed here
+    from shiftkit.edge import verdicts
     from shiftkit.edge.revisions import read_commits
 
-    # New to the repository: reachable from the new tips and from no branch, tag or
-    # remote-tracking ref yet (HEAD is left out: a rebase moves it before the branch).
-    revisions = [new for _, new, _ in updates] + ["--not", "--branches", "--tags", "--remotes"]
-    fresh = read_commits(root, revisions)
+    tips = [new for _, new, _ in updates]
+    common = _common_dir(root)
+    if common and len(verdicts.judged(common, tips)) == len(set(tips)):
+        return OK  # a verdict covers the commit and everything it reaches (decision 0039)
+    # New to this machine's judges: reachable from the new tips, from no local branch (each
+    # moved through this hook), and without a verdict here. Remote-tracking refs and tags
+    # are not evidence: any fetch points them anywhere. (HEAD is left out: a rebase moves
+    # it before the branch.)
+    walked = read_commits(root, [*tips, "--not", "--branches"])
+    known = verdicts.judged(common, [commit.oid for commit in walked]) if common else set()
+    fresh = [commit for commit in walked if commit.oid not in known]
     problems = []
     for commit in fresh:
         for violation in judge_new_commit(root, commit):
             problems.append(f"{commit.oid[:7]} {commit.subject[:50]!r}: {violation}")
+    if not problems and common:
+        # Only when every new commit passed: a verdict then vouches for all it reaches.
+        verdicts.record(common, [commit.oid for commit in fresh])
     if not problems:
         return OK
     for line in problems[:SHOWN]:
@@ -69,6 +80,14 @@ def main(state: str, stdin: bytes) -> int:
         file=sys.stderr,
     )
     return REFUSED
+
+
+def _common_dir(root: str) -> str | None:
+    from shiftkit import hooks
+    from shiftkit.edge import verdicts
+
+    git_dir = hooks.own_git_dir(root)
+    return None if git_dir is None else verdicts.common_of(git_dir)
 
 
 def _work_tree() -> str | None:
@@ -106,7 +125,8 @@ def judge_new_commit(root_text: str, commit: revisions.Commit) -> list[object]:
         return (
             "its verifier has not passed on this tree here (a commit made past the hooks, "
             "or a rebase or cherry-pick that made a new tree: run `shiftkit verify`, or merge "
-            "instead)"
+            "instead; a commit fetched from another clone: `shiftkit sync`, or `shiftkit "
+            "audit --reverify REV`, re-verifies it here)"
         )
 
     def claim_check(feature_id: str, claim_oid: str) -> str | None:
@@ -115,7 +135,8 @@ def judge_new_commit(root_text: str, commit: revisions.Commit) -> list[object]:
             return None
         return (
             f"the claim it names ({claim_oid[:7]}) is not the current claim on {feature_id} "
-            f"({'none' if not current else current[:7]})"
+            f"({'none' if not current else current[:7]}; a commit fetched from another "
+            "clone: `shiftkit sync`, or `shiftkit audit --reverify REV`, judges it here)"
         )
 
     report = commits.judge_commit(root, common, commit, evidence, claim_check)

@@ -13,7 +13,7 @@ from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
 from shiftkit.core.orientation import clip
 from shiftkit.core.words import counted
-from shiftkit.edge import adoption, commits, gitio, history, revisions, verify
+from shiftkit.edge import adoption, commits, gitio, history, revisions, verdicts, verify
 from shiftkit.edge.context import Context, short
 
 
@@ -28,21 +28,19 @@ class Finding:
 
 
 def commits_in(
-    root: Path, since: str | None, features_file: str = "features.json"
+    root: Path, since: str | None, features_file: str = "features.json", tip: str | None = None
 ) -> list[revisions.Commit]:
     """The commits under the protocol (from the one that adopted shiftkit on: decision record
-    0013) after ``since`` (exclusive) up to HEAD, oldest first."""
-    if (
-        since is not None
-        and gitio.run(
-            ["rev-parse", "-q", "--verify", f"{since}^{{commit}}"], root, check=False
-        ).returncode
-        != 0
-    ):
-        raise BadInput(f"--since {since!r}: not a commit in this repository")
-    if gitio.head_oid(root) is None:
+    0013) after ``since`` (exclusive) up to ``tip`` (default HEAD), oldest first."""
+    for name, rev in (("--since", since), ("REV", tip)):
+        if rev is not None and _commit_oid(root, rev) is None:
+            raise BadInput(f"{name} {rev!r}: not a commit in this repository")
+    if tip is None and gitio.head_oid(root) is None:
         return []
-    selected = protocol_commits(root, [f"{since}..HEAD" if since else "HEAD"], features_file)
+    oid = _commit_oid(root, tip) if tip is not None else "HEAD"
+    selected = protocol_commits(
+        root, [f"{since}..{oid}" if since else str(oid)], features_file, [str(oid)]
+    )
     cut = shallow_edge(root) & {c.oid for c in selected}
     if cut:
         # A commit at a shallow clone's edge shows no parents: judged as a root, its flips
@@ -53,6 +51,15 @@ def commits_in(
             f"audit a range after it with --since"
         )
     return selected
+
+
+def _commit_oid(root: Path, rev: str) -> str | None:
+    if rev.startswith("-"):
+        return None
+    proc = gitio.run(["rev-parse", "-q", "--verify", f"{rev}^{{commit}}"], root, check=False)
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.strip() or None
 
 
 def shallow_edge(root: Path) -> set[str]:
@@ -102,6 +109,39 @@ def audit_commits(
     with history.History(ctx.root, ctx.common_dir, selected) as read:
         found = [_judge(ctx, commit, reverify, say, read) for commit in selected]
     return [finding for finding in found if finding is not None]
+
+
+def unjudged(ctx: Context, tip: str) -> list[revisions.Commit]:
+    """The commits ``tip`` would bring onto this machine's branches that no judge here has
+    passed yet, oldest first."""
+    walked = revisions.read_commits(ctx.root, [tip, "--not", "--branches"])
+    known = verdicts.judged(str(ctx.common_dir), [c.oid for c in walked])
+    return [c for c in walked if c.oid not in known]
+
+
+def record_judged(ctx: Context, judged: list[revisions.Commit]) -> None:
+    """Each of ``judged`` passed a re-verifying judge here, and so did all they reach: a
+    verdict vouches for everything its commit reaches (decision record 0039)."""
+    verdicts.record(str(ctx.common_dir), [c.oid for c in judged])
+
+
+def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
+    """Judge, re-verifying every flip, the commits ``tip`` would bring onto this machine's
+    branches (`unjudged`); when none breaks a rule, record them all as judged (commits
+    outside protocol history come along: no rule judges them). `sync` calls it before it
+    moves a branch. Returns the findings."""
+    todo = unjudged(ctx, tip)
+    if not todo:
+        return []
+    ids = {c.oid for c in todo}
+    walk = [tip, "--not", "--branches"]
+    selected = [
+        c for c in protocol_commits(ctx.root, walk, ctx.config.features, [tip]) if c.oid in ids
+    ]
+    findings = audit_commits(ctx, selected, True, say)
+    if not any(f.violations for f in findings):
+        record_judged(ctx, todo)
+    return findings
 
 
 def _judge(

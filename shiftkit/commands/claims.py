@@ -483,11 +483,13 @@ def sync(ctx: Context, say: Say) -> int:
     elif gitio.head_oid(ctx.root) == there:
         how = "already up to date with"
     elif _is_ancestor(ctx, "HEAD", tracking):  # behind only
+        _judge_incoming(ctx, name, branch, tracking, say)
         _fast_forward(ctx, name, branch, tracking)
         how = "fast-forwarded to"
     elif _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
         how = "pushed to"
     else:  # diverged
+        _judge_incoming(ctx, name, branch, tracking, say)
         _merge(ctx, name, branch, tracking, say)
         how = "merged and pushed to"
     if how in ("pushed to", "merged and pushed to"):
@@ -512,9 +514,26 @@ def _is_ancestor(ctx: Context, older: str, newer: str) -> bool:
     return proc.returncode == 0
 
 
+def _judge_incoming(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> None:
+    """The remote's commits are judged here before the branch moves onto them: every flip
+    re-verified in a clean checkout, every rule asked (`audit.accept`, which records the
+    verdicts the reference-transaction hook then finds: decision record 0039)."""
+    from shiftkit.commands import audit
+
+    findings = audit.accept(ctx, tracking, say)
+    broken = [f for f in findings if f.violations]
+    if broken:
+        first = broken[0]
+        raise Refused(
+            f"{name}/{branch} brings {len(broken)} commit{'s' if len(broken) != 1 else ''} "
+            f"that break the rules here ({short(first.commit)}: {first.violations[0]}); "
+            f"nothing changed — a person must look: `shiftkit audit --reverify {name}/{branch}`"
+        )
+
+
 def _fast_forward(ctx: Context, name: str, branch: str, tracking: str) -> None:
-    """Behind only: the remote's commits were judged when they were made and pushed; the
-    branch simply moves to them (through the reference-transaction hook, like any update)."""
+    """Behind only: the branch moves to the remote's commits, judged here just before
+    (`_judge_incoming`), through the reference-transaction hook like any update."""
     proc = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
     if proc.returncode != 0:
         from shiftkit.core import gitmsg

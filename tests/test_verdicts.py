@@ -1,0 +1,118 @@
+""" "Judged" is a record, not reachability (issue 19, item 3; decision record 0039).
+
+A commit fetched into `refs/remotes/*`, a tag or any other namespace is new to this machine's
+judges: the reference-transaction hook judges it when a local branch moves onto it, whoever
+made it, and remembers each commit it passes (the verdict cache). A teammate's honest flip is
+re-verified here first — by `shiftkit sync`, or `shiftkit audit --reverify REV` — and a forged
+one never gets a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import add_log_entry, edit_list, git, git_ok, implement, ok, shiftkit
+from test_parallel import _machines
+from test_trust_invariants import base as base  # (the fixtures, shared)
+from test_trust_invariants import no_hooks
+from test_trust_invariants import one_project as one_project
+from test_trust_invariants import project as project
+
+
+def _head(p: Path) -> str:
+    return git_ok(p, "rev-parse", "HEAD").strip()
+
+
+def _forge_flip(clone: Path, feature_id: str, subject: str) -> str:
+    """A flip made past every hook, its trailers forged as `finish` writes them; the
+    feature's verifier fails at it. Returns the commit."""
+    edit_list(
+        clone, lambda items: next(i for i in items if i["id"] == feature_id).update(passes=True)
+    )
+    add_log_entry(clone, feature_id)
+    git_ok(clone, "add", "-A")
+    git_ok(clone, *no_hooks(clone), "commit", "-q", "-m", subject)
+    tree = git_ok(clone, "rev-parse", "HEAD^{tree}").strip()
+    forged = (
+        f"{subject}\n\nShiftkit-Feature: {feature_id}\nShiftkit-Claim: {'1' * 40}\n"
+        f"Shiftkit-Verified: {tree}\n"
+    )
+    git_ok(clone, *no_hooks(clone), "commit", "-q", "--amend", "-m", forged)
+    return _head(clone)
+
+
+@pytest.mark.parametrize("namespace", ["refs/remotes/origin/wip", "refs/tags/wip", "refs/wip"])
+def test_a_forged_flip_fetched_into_any_namespace_is_judged(
+    project: Path, tmp_path: Path, namespace: str
+) -> None:
+    p = project
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(p), str(other))
+    forged = _forge_flip(other, "F002", "F002: subtract two numbers")
+    git_ok(p, "fetch", "-q", str(other), f"+HEAD:{namespace}")
+    before = _head(p)
+    moved = git(p, "merge", "-q", "--ff-only", namespace)
+    assert moved.returncode != 0, moved.output
+    assert "reference-transaction refused" in moved.output and "F002" in moved.output
+    assert _head(p) == before
+    # Neither a second try nor a re-verifying audit makes it judged.
+    audited = shiftkit(p, "audit", "--reverify", namespace)
+    assert audited.returncode == 1 and "F002" in audited.output, audited.output
+    assert not (p / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
+    again = git(p, "reset", "-q", "--hard", forged)
+    assert again.returncode != 0 and _head(p) == before, again.output
+
+
+def test_a_teammates_flip_is_judged_here_before_the_branch_moves(
+    one_project: Path, tmp_path: Path
+) -> None:
+    p = one_project
+    remote = tmp_path / "remote.git"
+    git_ok(tmp_path, "init", "-q", "--bare", str(remote))
+    git_ok(p, "remote", "add", "origin", str(remote))
+    git_ok(p, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(remote), str(other))
+    ok(other, "install-hooks", "--force")
+    ok(other, "claim", "F002")
+    implement(other, "sub")
+    ok(other, "finish", "-m", "subtract two numbers")
+    git_ok(other, "push", "-q", "origin", "main")
+    flip = _head(other)
+
+    git_ok(p, "fetch", "-q", "origin")
+    before = _head(p)
+    pulled = git(p, "merge", "-q", "--ff-only", "origin/main")  # as `git pull` would
+    assert pulled.returncode != 0, pulled.output
+    assert "shiftkit sync" in pulled.output and "audit --reverify" in pulled.output
+    assert _head(p) == before
+    audited = shiftkit(p, "audit", "--reverify", "origin/main")
+    assert audited.returncode == 0, audited.output
+    assert "re-verifying F002" in audited.stderr
+    git_ok(p, "merge", "-q", "--ff-only", "origin/main")
+    assert _head(p) == flip
+    # The verdict is the record: back, the remote-tracking ref gone, and forward again.
+    git_ok(p, "reset", "-q", "--hard", before)
+    git_ok(p, "update-ref", "-d", "refs/remotes/origin/main")
+    git_ok(p, "reset", "-q", "--hard", flip)
+    assert _head(p) == flip
+
+
+def test_sync_re_verifies_what_it_brings(scaffold: Path, tmp_path: Path) -> None:
+    ok(scaffold, "add", "--description", "never works", "--step", "s", "--verify", "false")
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    listed = json.loads((one / "features.json").read_text())["features"]
+    never = next(item["id"] for item in listed if item["description"] == "never works")
+    forged = _forge_flip(one, never, f"{never}: it works now")
+    pushed = git(one, "push", "--no-verify", "-q", "origin", "main")
+    assert pushed.returncode == 0, pushed.output
+    before = _head(two)
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 1, synced.output
+    assert "break the rules here" in synced.stderr and never in synced.stderr, synced.stderr
+    assert "audit --reverify origin/main" in synced.stderr
+    assert _head(two) == before
+    assert not (two / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
+    assert git_ok(bare, "rev-parse", "main").strip() == forged
