@@ -1,6 +1,6 @@
 """The reference-transaction hook on a fast-forward of many already-judged commits.
 
-Since "judged" is a record (decision record 0039), a branch that moves onto commits no local
+Since "judged" is a record (decision record 0043), a branch that moves onto commits no local
 branch holds is judged commit by commit, unless a judge here passed them before (the verdict
 cache). This measures that the record keeps the hook incremental: one project (a scaffold
 with the hooks `setup` installs), a ref outside refs/heads holding N commits on top of main

@@ -540,8 +540,14 @@ def verify(feature_id: str | None) -> int:
     is_flag=True,
     help="Only report failures (for CI and a detached HEAD): commit no demotion.",
 )
+@click.option(
+    "--isolated",
+    is_flag=True,
+    help="Run each init and verifier with a scrubbed environment: locale only, a fresh empty "
+    "HOME, PATH without the repository's or HOME's folders (for CI).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def check(jobs: int | None, no_demote: bool, as_json: bool) -> int:
+def check(jobs: int | None, no_demote: bool, as_json: bool, isolated: bool) -> int:
     """Verify every passing feature at HEAD's committed tree; demote what fails.
 
     Each verifier runs (after init) in a temporary checkout of exactly HEAD's tree; a pass
@@ -551,7 +557,7 @@ def check(jobs: int | None, no_demote: bool, as_json: bool) -> int:
     from shiftkit.commands import check as checking
 
     live = sys.stdout.isatty() and not as_json
-    return checking.check(_context(), jobs, not no_demote, as_json, live, _say)
+    return checking.check(_context(), jobs, not no_demote, as_json, live, _say, isolated)
 
 
 @cli.command()
@@ -691,9 +697,22 @@ def stop_check() -> int:
     is_flag=True,
     help="Refuse person actions (overrides, unblocks, settings changes) too.",
 )
+@click.option(
+    "--isolated",
+    is_flag=True,
+    help="With --reverify: run each init and verifier with a scrubbed environment: locale "
+    "only, a fresh empty HOME, PATH without the repository's or HOME's folders (for CI).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.argument("rev", metavar="[REV]", required=False)
-def audit(since: str | None, reverify: bool, strict: bool, as_json: bool, rev: str | None) -> int:
+def audit(
+    since: str | None,
+    reverify: bool,
+    strict: bool,
+    isolated: bool,
+    as_json: bool,
+    rev: str | None,
+) -> int:
     """Check every commit up to REV (default HEAD) against the rules (for CI).
 
     History before the commit that adopted shiftkit (the first adding .shiftkit.toml) is
@@ -708,9 +727,9 @@ def audit(since: str | None, reverify: bool, strict: bool, as_json: bool, rev: s
     def say(text: str) -> None:
         click.echo(text, err=True)
 
-    findings = audit_mod.audit_commits(ctx, selected, reverify, say)
+    findings = audit_mod.audit_commits(ctx, selected, reverify, say, isolated)
     if reverify and since is None and not any(f.violations for f in findings):
-        # Every commit up to REV passed, re-verified: judged here (decision record 0039).
+        # Every commit up to REV passed, re-verified: judged here (decision record 0043).
         audit_mod.record_judged(ctx, audit_mod.unjudged(ctx, rev or "HEAD"))
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))

@@ -53,7 +53,7 @@ def main(state: str, stdin: bytes) -> int:
     tips = [new for _, new, _ in updates]
     common = _common_dir(root)
     if common and len(verdicts.judged(common, tips)) == len(set(tips)):
-        return OK  # a verdict covers the commit and everything it reaches (decision 0039)
+        return OK  # a verdict covers the commit and everything it reaches (decision 0043)
     # New to this machine's judges: reachable from the new tips, from no local branch (each
     # moved through this hook), and without a verdict here. Remote-tracking refs and tags
     # are not evidence: any fetch points them anywhere. (HEAD is left out: a rebase moves

@@ -158,7 +158,9 @@ def reverify_script(project: Path) -> str:
     steps = workflow["jobs"]["audit"]["steps"]
     runs = [s.get("run", "") for s in steps]
     assert '"$SHIFTKIT" audit' in runs, "the rules over all protocol history"
-    assert '"$SHIFTKIT" check --no-demote' in runs, "every passing feature at the tip"
+    assert '"$SHIFTKIT" check --no-demote --isolated' in runs, "every feature at the tip"
+    # Repository code inside the verdict runs with a scrubbed environment (decision 0044).
+    assert all("--isolated" in r for r in runs if "--reverify" in r or " check" in r)
     # No repository code before (or instead of) the verdict: no ./init.sh step, and shiftkit
     # is called by the absolute path of an install outside the workspace.
     assert not any("init.sh" in r for r in runs)

@@ -1,4 +1,4 @@
-""" "Judged" is a record, not reachability (issue 19, item 3; decision record 0039).
+""" "Judged" is a record, not reachability (issue 19, item 3; decision record 0043).
 
 A commit fetched into `refs/remotes/*`, a tag or any other namespace is new to this machine's
 judges: the reference-transaction hook judges it when a local branch moves onto it, whoever

@@ -84,7 +84,9 @@ def protocol_commits(
     return [c for c in revisions.read_commits(root, bounded) if c.oid in scope.commits]
 
 
-def reverify_at(ctx: Context, commit: revisions.Commit, command: str) -> verify.Outcome:
+def reverify_at(
+    ctx: Context, commit: revisions.Commit, command: str, isolated: bool = False
+) -> verify.Outcome:
     """The verifier re-run in a clean checkout of the commit, after `init` — both, and the
     timeout, as the commit's parent sets them (the judged commit's own settings, or the work
     tree's, could make its verifier pass)."""
@@ -92,7 +94,9 @@ def reverify_at(ctx: Context, commit: revisions.Commit, command: str) -> verify.
 
     parent = commit.parents[0] if commit.parents else None
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
-    return verify.run_in_checkout(ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout)
+    return verify.run_in_checkout(
+        ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout, isolated
+    )
 
 
 def audit(
@@ -102,12 +106,17 @@ def audit(
 
 
 def audit_commits(
-    ctx: Context, selected: list[revisions.Commit], reverify: bool, say: Callable[[str], None]
+    ctx: Context,
+    selected: list[revisions.Commit],
+    reverify: bool,
+    say: Callable[[str], None],
+    isolated: bool = False,
 ) -> list[Finding]:
     """Every commit of ``selected`` (oldest first) judged by `commits.judge_commit`, its files
-    read in bulk (`edge.history`)."""
+    read in bulk (`edge.history`); ``isolated``: re-verification in
+    `verify.isolated_environment`."""
     with history.History(ctx.root, ctx.common_dir, selected) as read:
-        found = [_judge(ctx, commit, reverify, say, read) for commit in selected]
+        found = [_judge(ctx, commit, reverify, say, read, isolated) for commit in selected]
     return [finding for finding in found if finding is not None]
 
 
@@ -121,7 +130,7 @@ def unjudged(ctx: Context, tip: str) -> list[revisions.Commit]:
 
 def record_judged(ctx: Context, judged: list[revisions.Commit]) -> None:
     """Each of ``judged`` passed a re-verifying judge here, and so did all they reach: a
-    verdict vouches for everything its commit reaches (decision record 0039)."""
+    verdict vouches for everything its commit reaches (decision record 0043)."""
     verdicts.record(str(ctx.common_dir), [c.oid for c in judged])
 
 
@@ -150,6 +159,7 @@ def _judge(
     reverify: bool,
     say: Callable[[str], None],
     read: history.History | None,
+    isolated: bool = False,
 ) -> Finding | None:
     """One commit's finding (None: nothing to report); ``read``: the bulk reader, or None to
     read the commit's files on their own (as the reference-transaction hook does)."""
@@ -162,7 +172,7 @@ def _judge(
         if not reverify:
             return None
         say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
-        outcome = reverify_at(ctx, commit, command)
+        outcome = reverify_at(ctx, commit, command, isolated)
         if not outcome.ok:
             return f"its verifier fails when re-run at this commit ({outcome.summary()})"
         return None

@@ -74,9 +74,11 @@ def verify_head(
     workers: int | None,
     demote: bool,
     progress: Callable[[int, int, regression.Job, verify.Outcome], None] | None = None,
+    isolated: bool = False,
 ) -> Report:
     """Verify every passing feature at HEAD's tree (a pass recorded there before is not run
-    again), and demote what fails in one commit unless ``demote`` is False."""
+    again), and demote what fails in one commit unless ``demote`` is False. ``isolated``:
+    every verifier run in `verify.isolated_environment`, none taken from the cache."""
     _require_checkable(ctx, demote)
     cfg = ctx.config
     feature_list = read_features_at(ctx.root, "HEAD", cfg.features)
@@ -87,8 +89,10 @@ def verify_head(
     passing = regression.passing_ids(feature_list)
     work = regression.jobs(feature_list, passing, cfg.verify)
     unverifiable = sorted(set(passing) - {job.feature.id for job in work})
-    cached = [job for job in work if regression.is_checked(ctx, tree, job)]
-    todo = [job for job in work if not regression.is_checked(ctx, tree, job)]
+    # (an isolated check trusts no pass recorded on this machine: it runs every verifier)
+    checked = [not isolated and regression.is_checked(ctx, tree, job) for job in work]
+    cached = [job for job, done in zip(work, checked, strict=True) if done]
+    todo = [job for job, done in zip(work, checked, strict=True) if not done]
     count = workers or os.cpu_count() or 1
     done = [0]
 
@@ -98,7 +102,7 @@ def verify_head(
             progress(done[0], len(todo), job, outcome)
 
     try:
-        results = regression.run_at_tree(ctx, tree, todo, count, finished) if todo else []
+        results = regression.run_at_tree(ctx, tree, todo, count, finished, isolated) if todo else []
     except regression.InitFailed as failed:
         raise Refused(
             f"nothing was verified: {failed.outcome.output.splitlines()[0]}; fix init, "
@@ -131,7 +135,13 @@ def verify_head(
 
 
 def check(
-    ctx: Context, workers: int | None, demote: bool, as_json: bool, live: bool, say: Say
+    ctx: Context,
+    workers: int | None,
+    demote: bool,
+    as_json: bool,
+    live: bool,
+    say: Say,
+    isolated: bool = False,
 ) -> int:
     """`shiftkit check`: 0 when every passing feature passes at HEAD, else 1."""
 
@@ -139,7 +149,7 @@ def check(
         if live:
             say(f"[{n}/{of}] {job.feature.id} {outcome.summary()} ({outcome.seconds:.1f}s)")
 
-    report = verify_head(ctx, workers, demote, progress)
+    report = verify_head(ctx, workers, demote, progress, isolated)
     if as_json:
         import json
 

@@ -517,7 +517,7 @@ def _is_ancestor(ctx: Context, older: str, newer: str) -> bool:
 def _judge_incoming(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> None:
     """The remote's commits are judged here before the branch moves onto them: every flip
     re-verified in a clean checkout, every rule asked (`audit.accept`, which records the
-    verdicts the reference-transaction hook then finds: decision record 0039)."""
+    verdicts the reference-transaction hook then finds: decision record 0043)."""
     from shiftkit.commands import audit
 
     findings = audit.accept(ctx, tracking, say)

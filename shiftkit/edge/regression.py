@@ -93,10 +93,12 @@ def run_at_tree(
     work: Sequence[Job],
     workers: int,
     on_done: Callable[[Job, verify.Outcome], None],
+    isolated: bool = False,
 ) -> list[tuple[Job, verify.Outcome]]:
     """Each job's verifier at ``tree``, in temporary checkouts of it (``workers`` of them,
     `init` run once in each), in parallel; in the order of ``work``. A verifier that changes
-    its checkout fails; `init` failing or changing the checkout raises `InitFailed`."""
+    its checkout fails; `init` failing or changing the checkout raises `InitFailed`.
+    ``isolated``: each checkout with its own `verify.isolated_environment`."""
     cfg = ctx.config
     pending = deque(work)
     results: dict[int, verify.Outcome] = {}
@@ -110,8 +112,10 @@ def run_at_tree(
             with adding:
                 checkout = verify.temporary_checkout(ctx.root, tree)
                 target = checkout.__enter__()
+            environment = verify.environment_for(ctx.root, isolated)
+            env = environment.__enter__()
             try:
-                failed = verify.prepare_checkout(target, cfg.init, cfg.verify_timeout)
+                failed = verify.prepare_checkout(target, cfg.init, cfg.verify_timeout, env)
                 if failed is not None:
                     raise InitFailed(failed)
                 while True:
@@ -119,11 +123,12 @@ def run_at_tree(
                         if errors or not pending:
                             return
                         job = pending.popleft()
-                    outcome = verify.run_in(target, job.command, cfg.verify_timeout)
+                    outcome = verify.run_in(target, job.command, cfg.verify_timeout, env)
                     with lock:
                         results[order[id(job)]] = outcome
                         on_done(job, outcome)
             finally:
+                environment.__exit__(None, None, None)
                 with adding:
                     checkout.__exit__(None, None, None)
         except BaseException as exc:

@@ -1,4 +1,4 @@
-"""The verdict cache: the commits a judge on this machine has passed (decision record 0039).
+"""The verdict cache: the commits a judge on this machine has passed (decision record 0043).
 
 A verdict vouches for the commit and for everything it reaches: a commit is recorded only
 when every commit it reaches is on a local branch, has a verdict, or passed in the same

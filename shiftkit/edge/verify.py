@@ -159,13 +159,75 @@ def unstaged_paths(root: Path) -> list[str]:
     return [path for path in changed + untracked if path]
 
 
-def run_in_checkout(root: Path, tree: str, command: str, init: str, timeout: float) -> Outcome:
-    """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after."""
-    with temporary_checkout(root, tree) as target:
-        prepared = prepare_checkout(target, init, timeout)
+def run_in_checkout(
+    root: Path, tree: str, command: str, init: str, timeout: float, isolated: bool = False
+) -> Outcome:
+    """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after;
+    ``isolated``: with `isolated_environment`."""
+    with temporary_checkout(root, tree) as target, environment_for(root, isolated) as env:
+        prepared = prepare_checkout(target, init, timeout, env)
         if prepared is not None:
             return prepared._replace(command=command)
-        return run_in(target, command, timeout)
+        return run_in(target, command, timeout, env)
+
+
+# What an isolated run keeps of the environment: the locale and the terminal, nothing else.
+KEPT_VARIABLES = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TERM", "TZ")
+SYSTEM_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+
+
+def isolated_path(path: str, repository: str, home: str) -> str:
+    """PATH rebuilt from fixed locations (decision record 0044): the entries it started with
+    that are absolute and lie neither in the repository nor under the user's home (where the
+    code being judged, or an earlier verifier, can put a program: `~/.local/bin`, a pinned
+    install in the CI runner's temp folder), then the system's folders."""
+    import posixpath
+
+    def inside(entry: str, folder: str) -> bool:
+        folder = posixpath.normpath(folder) if folder else ""
+        return bool(folder) and folder != "/" and (entry + "/").startswith(folder + "/")
+
+    kept: list[str] = []
+    for entry in path.split(os.pathsep):
+        entry = posixpath.normpath(entry) if entry else ""
+        if not posixpath.isabs(entry) or inside(entry, repository) or inside(entry, home):
+            continue
+        if entry not in kept:
+            kept.append(entry)
+    kept += [folder for folder in SYSTEM_PATH if folder not in kept]
+    return os.pathsep.join(kept)
+
+
+def isolated_environment(
+    base: dict[str, str] | os._Environ[str], repository: Path, home: Path
+) -> dict[str, str]:
+    """The environment of an isolated init or verifier: the locale and terminal of ``base``,
+    ``home`` (a fresh, throwaway folder) as HOME and TMPDIR's parent, and `isolated_path`.
+    No token, no git or Python variable, no shiftkit setting reaches the code being judged,
+    and nothing it writes under HOME outlives the run."""
+    env = {key: base[key] for key in KEPT_VARIABLES if key in base}
+    env["HOME"] = str(home)
+    env["TMPDIR"] = str(home / "tmp")
+    env["PATH"] = isolated_path(base.get("PATH", ""), str(repository), base.get("HOME", ""))
+    return env
+
+
+@contextmanager
+def environment_for(root: Path, isolated: bool) -> Iterator[dict[str, str] | None]:
+    """None (the usual `clean_environment`), or an isolated environment whose HOME is a fresh
+    folder, removed after."""
+    if not isolated:
+        yield None
+        return
+    import shutil
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="shiftkit-home-"))
+    (home / "tmp").mkdir()
+    try:
+        yield isolated_environment(os.environ, root, home)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def clean_environment() -> dict[str, str]:
@@ -233,12 +295,14 @@ def _changed_tree(outcome: Outcome, what: str, changes: list[str]) -> Outcome:
     )
 
 
-def prepare_checkout(target: Path, init: str, timeout: float) -> Outcome | None:
+def prepare_checkout(
+    target: Path, init: str, timeout: float, env: dict[str, str] | None = None
+) -> Outcome | None:
     """Run ``init`` in a temporary checkout; None when it passed and left the tree as it was,
-    else the failure to report in the verifier's place."""
+    else the failure to report in the verifier's place. ``env``: default `clean_environment`."""
     if not init:
         return None
-    prepared = run_command(init, target, timeout, clean_environment())
+    prepared = run_command(init, target, timeout, env or clean_environment())
     if not prepared.ok:
         return prepared._replace(
             output=(
@@ -250,10 +314,13 @@ def prepare_checkout(target: Path, init: str, timeout: float) -> Outcome | None:
     return _changed_tree(prepared, f"init ({init})", changes) if changes else None
 
 
-def run_in(target: Path, command: str, timeout: float) -> Outcome:
+def run_in(
+    target: Path, command: str, timeout: float, env: dict[str, str] | None = None
+) -> Outcome:
     """``command`` in a prepared temporary checkout; a verifier that leaves the checkout
-    other than the tree it judged has failed (the checkout is then put back)."""
-    outcome = run_command(command, target, timeout, clean_environment())
+    other than the tree it judged has failed (the checkout is then put back). ``env``:
+    default `clean_environment`."""
+    outcome = run_command(command, target, timeout, env or clean_environment())
     changes = checkout_changes(target)
     if not changes:
         return outcome
