@@ -432,9 +432,18 @@ def _say(text: str) -> None:
     help="Read the SessionStart hook's JSON on stdin: on `resume` and `compact` re-read the "
     "files without re-running the checks.",
 )
-def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
+@click.option(
+    "--harness",
+    type=click.Choice(["claude", "codex"]),
+    default="claude",
+    show_default=True,
+    help="The agent harness whose SessionStart hook reads the output: `codex` prints Codex "
+    "CLI's JSON object (the orientation as additionalContext).",
+)
+def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness: str) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
+    from shiftkit.core import harness as harnesses
     from shiftkit.core import orientation
     from shiftkit.edge import session
 
@@ -446,14 +455,15 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool) -> int:
         named = session.hook_session(text) if hook_input else None
         if named is not None:  # the harness's own id names this session's claims and usage
             session.record_session(ctx.git_dir, named)
-        return startup.start(ctx, brief, as_json, check, _say, skipped)
+        return startup.start(ctx, brief, as_json, check, _say, skipped, harness)
     except ShiftkitError as exc:
         if not hook_input:
             raise
         # A SessionStart hook cannot stop the session, and only its standard output reaches
         # the model: say there what is broken, so the session starts by repairing it.
         reason = orientation.clip(one_line(exc.message), 1500)
-        click.echo(f"shiftkit: start could not orient this session: {reason}")
+        line = f"shiftkit: start could not orient this session: {reason}"
+        click.echo(harnesses.plain_for(harness, "SessionStart", line))
         click.echo(f"shiftkit: {one_line(exc.message)}", err=True)
         return OK
 
@@ -670,7 +680,7 @@ def log_cmd(do_prune: bool) -> int:
 
 @cli.command("stop-check")
 def stop_check() -> int:
-    """Claude Code Stop hook: exit 2 on the first stop while the work tree is dirty."""
+    """Stop hook (Claude Code, Codex CLI): exit 2 on the first stop while the tree is dirty."""
     from shiftkit.commands import shift
 
     hook_input = _stdin_text()
@@ -762,7 +772,7 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
 
 @cli.command()
 def guard() -> int:
-    """Claude Code PreToolUse hook: deny the ways around the commit hooks (exit 2)."""
+    """PreToolUse hook (Claude Code, Codex CLI): deny the ways around the commit hooks."""
     import os
 
     from shiftkit.commands import guard as guard_mod

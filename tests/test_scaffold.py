@@ -21,6 +21,7 @@ SCAFFOLD_FILES = [
     "AGENTS.md",
     "CLAUDE.md",
     ".claude/settings.json",
+    ".codex/hooks.json",
     ".pre-commit-config.yaml",
     ".gitattributes",
     ".shiftkit.toml",

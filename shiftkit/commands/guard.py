@@ -1,9 +1,11 @@
-"""`shiftkit guard`: Claude Code's PreToolUse hook. It denies the ways around the commit
+"""`shiftkit guard`: the PreToolUse hook of Claude Code and of Codex CLI (`Bash`, and
+`apply_patch`, whose patch is judged by the files it names). It denies the ways around the commit
 hooks, person actions, and edits that would change a feature's status by hand. Best effort: the
 commit hooks and `audit` are the real guards; this one only catches the attempt early, with the
 reason and the shiftkit command to use instead (decisions 0008 and 0009).
 
-Contract: exit 2 with the reason on stderr blocks the tool call; exit 0 allows it.
+Contract (the same for both harnesses): exit 2 with the reason on stderr blocks the tool call;
+exit 0 with nothing on stdout allows it.
 
 The reading is in the core, one module per job: `guard_shell` (a shell line's words),
 `guard_options` (getopt), `guard_paths` (protected files), `guard_git`, `guard_programs`,
@@ -21,8 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from shiftkit.core.guard_command import MAX_DEPTH, check_command
-from shiftkit.core.guard_files import FILE_TOOLS, apply_edits, check_file_edit, payload_problem
-from shiftkit.core.guard_paths import INSTEAD, Site, label, path_kind
+from shiftkit.core.guard_files import (
+    FILE_TOOLS,
+    PATCH_TOOL,
+    apply_edits,
+    check_file_edit,
+    payload_problem,
+)
+from shiftkit.core.guard_patch import check_patch, looks_like_patch
+from shiftkit.core.guard_paths import INSTEAD, Site, label, path_kind, record_kind
 from shiftkit.core.guard_shell import split_commands
 from shiftkit.edge import files
 
@@ -37,17 +46,21 @@ __all__ = [
 ]
 
 
-def _tool_path_kind(path: Path, root: Path | None, features_name: str) -> str | None:
+def _tool_path_kind(path: Path, root: Path | None, site: Site) -> str | None:
+    """Which protected file a file tool (or a patch) would write at ``path``: the shell
+    words' rule (`path_kind`) plus the records (progress log, archive, ledger)."""
+    features_name = site.features
     if root is not None:
         try:
             relative: str | None = path.resolve().relative_to(root.resolve()).as_posix()
         except (ValueError, OSError, RuntimeError):
             relative = None
         if relative is not None:
-            return path_kind(relative, Site(features_name))
+            return path_kind(relative, Site(features_name)) or record_kind(relative, site)
         kind = path_kind(path.as_posix(), Site(features_name))
         return kind if kind not in {"features", "config", "signers"} else None
     by_name = {os.path.basename(features_name): "features", ".shiftkit.toml": "config"}
+    by_name.update({os.path.basename(r): "records" for r in site.records if r})
     if path.name in by_name:  # no project known: judge by the name alone
         return by_name[path.name]
     if path.parent.name == ".shiftkit" and path.name == "allowed_signers":
@@ -68,14 +81,20 @@ def decide(payload: dict[str, Any], root: Path | None, names: str | Site) -> str
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return None
     if tool == "Bash":
-        return check_command(tool_input["command"], _where(site, root, payload.get("cwd")))
+        command = tool_input["command"]
+        reason = check_command(command, _where(site, root, payload.get("cwd")))
+        if reason is None and looks_like_patch(command):  # `apply_patch <<'EOF'` in a shell
+            reason = _check_patch(command, root, site, payload.get("cwd"))
+        return reason
+    if tool == PATCH_TOOL:
+        return _check_patch(tool_input["command"], root, site, payload.get("cwd"))
     if tool not in FILE_TOOLS:
         return None
     file_path = tool_input[FILE_TOOLS[tool]]
     path = Path(file_path)
     if root is not None and not path.is_absolute():
         path = root / path
-    kind = _tool_path_kind(path, root, features_name)
+    kind = _tool_path_kind(path, root, site)
     if kind is None:
         return None
     if kind != "features":
@@ -83,6 +102,25 @@ def decide(payload: dict[str, Any], root: Path | None, names: str | Site) -> str
     if tool == "NotebookEdit":
         return f"`NotebookEdit` on {features_name} changes it by hand; {INSTEAD['features']}"
     return _check_features_edit(tool, tool_input, path, features_name)
+
+
+def _check_patch(text: str, root: Path | None, site: Site, cwd: Any) -> str | None:
+    """A Codex patch, judged file by file as a Write of each path it names would be; a patch
+    touching the feature list is denied whole (its hunks are not applied to be compared)."""
+    base = Path(cwd) if isinstance(cwd, str) and cwd and "\0" not in cwd else root
+
+    def kind_of(named: str) -> str | None:
+        path = Path(named).expanduser()
+        if base is not None and not path.is_absolute():
+            path = base / path
+        return _tool_path_kind(path, root, site)
+
+    def say(verb: str, named: str, kind: str) -> str:
+        shown = label(kind, site)
+        what = named if os.path.normpath(named) == shown else f"{named} ({shown})"
+        return f"`apply_patch` {verb} {what} by hand; {INSTEAD[kind]}"
+
+    return check_patch(text, kind_of, say)
 
 
 def _where(site: Site, root: Path | None, cwd: Any) -> Site:
@@ -121,7 +159,7 @@ def _check_features_edit(
 
 # -- the hook ----------------------------------------------------------------------------------
 
-NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookEdit)"'
+NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch)"'
 
 
 # Claude Code kills the hook after its timeout (30 s in the template's settings) and then lets

@@ -12,6 +12,7 @@ from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
 def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
     """``--data KEY=VALUE`` pairs, checked against the template's questions."""
     questions = question_names()
+    multiselect = multiselect_questions()
     data: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -22,15 +23,30 @@ def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
             raise BadInput(
                 f"--data {pair!r}: unknown question {key!r}; known: {', '.join(sorted(questions))}"
             )
-        data[key] = value
+        if key in multiselect and not value.lstrip().startswith("["):
+            value = "[" + ", ".join(part.strip() for part in value.split(",") if part) + "]"
+        data[key] = value  # a list question takes `a,b` as well as copier's `[a, b]`
     return data
 
 
-def question_names() -> set[str]:
+def _spec() -> dict[str, object]:
     import yaml
 
     spec = yaml.safe_load((template_root() / "copier.yml").read_text(encoding="utf-8"))
-    return {key for key in spec if not key.startswith("_")}
+    return spec if isinstance(spec, dict) else {}
+
+
+def question_names() -> set[str]:
+    return {key for key in _spec() if not key.startswith("_")}
+
+
+def multiselect_questions() -> set[str]:
+    """The questions whose answer is a list (copier's `multiselect`)."""
+    return {
+        key
+        for key, question in _spec().items()
+        if isinstance(question, dict) and question.get("multiselect") is True
+    }
 
 
 class Source(NamedTuple):

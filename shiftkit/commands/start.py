@@ -334,10 +334,14 @@ def start(
     check: bool,
     say: Say,
     skipped_because: str | None = None,
+    harness: str = "claude",
 ) -> int:
     """The orientation, after the checks when ``check``; ``skipped_because`` says why they
-    did not run now (a resumed or compacted session: re-read from the files, not re-run)."""
+    did not run now (a resumed or compacted session: re-read from the files, not re-run);
+    ``harness``: whose SessionStart hook reads it (Codex CLI takes a JSON object)."""
     import json
+
+    from shiftkit.core import harness as harnesses
 
     progress_lines: list[str] = []
     checks = run_checks(ctx, progress_lines.append) if check else None
@@ -349,5 +353,5 @@ def start(
         say(json.dumps(body, indent=1, ensure_ascii=False))
         return 0
     budget = orientation.BRIEF_BUDGET if brief else orientation.FULL_BUDGET
-    say(orientation.render(data, budget))
+    say(harnesses.session_start(harness, lambda room: orientation.render(data, room), budget))
     return 0

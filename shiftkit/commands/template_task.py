@@ -75,6 +75,7 @@ SIGNS = {
     "CLAUDE.md": "<!-- shiftkit:begin -->",
     ".pre-commit-config.yaml": "shiftkit-commit-msg",
     ".claude/settings.json": "shiftkit guard",
+    ".codex/hooks.json": "shiftkit guard",
     ".gitattributes": "merge=shiftkit-features",
 }
 

@@ -10,6 +10,8 @@ into its own result gives that result back, byte for byte.
   keeps the user's comments, order, quoting and indentation.
 - `.claude/settings.json`: shiftkit's hook entries added per event, the user's permissions,
   env and other hooks kept, shiftkit's entries never duplicated.
+- `.codex/hooks.json`: the same merge, for Codex CLI's file of the same structure (event,
+  matcher groups, handlers); the user's top-level keys (`description`) kept.
 - `.gitattributes`: shiftkit's lines appended when missing.
 """
 
@@ -160,6 +162,12 @@ def merge_claude_settings(existing: str, ours: str, name: str) -> str:
     if merged == theirs:
         return existing
     return dump_like(merged, existing)
+
+
+def merge_codex_hooks(existing: str, ours: str, name: str) -> str:
+    """Codex CLI's `.codex/hooks.json` is Claude Code's `hooks` object in a file of its own
+    (the same events, matcher groups and command handlers), so it merges the same way."""
+    return merge_claude_settings(existing, ours, name)
 
 
 def dump_like(value: dict[str, Any], existing: str) -> str:

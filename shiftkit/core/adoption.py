@@ -16,6 +16,7 @@ MERGES: dict[str, Merge] = {
     "CLAUDE.md": adopt_merge.merge_markdown,
     ".pre-commit-config.yaml": adopt_merge.merge_pre_commit_config,
     ".claude/settings.json": adopt_merge.merge_claude_settings,
+    ".codex/hooks.json": adopt_merge.merge_codex_hooks,
     ".gitattributes": adopt_merge.merge_lines,
 }
 

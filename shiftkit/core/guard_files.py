@@ -1,5 +1,6 @@
-"""The guard on file-tool calls (Write, Edit, MultiEdit, NotebookEdit): whether the payload
-can be checked at all, and whether an edit of the feature list changes a status field."""
+"""The guard on file-tool calls (Write, Edit, MultiEdit, NotebookEdit, and Codex CLI's
+apply_patch): whether the payload can be checked at all, and whether an edit of the feature
+list changes a status field."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ FILE_TOOLS = {
     "MultiEdit": "file_path",
     "NotebookEdit": "notebook_path",
 }
+# Codex CLI sends a patch as `{"command": PATCH TEXT}` under the tool name `apply_patch`.
+PATCH_TOOL = "apply_patch"
+TEXT_TOOLS = ("Bash", PATCH_TOOL)  # tools whose input is one text in `command`
 
 
 def apply_edits(current: str, edits: list[dict[str, Any]]) -> str | None:
@@ -86,9 +90,9 @@ def _describe(value: Any) -> str:
 
 
 def payload_problem(payload: dict[str, Any]) -> str | None:
-    """Why a Bash or file-tool call cannot be checked (it is then denied), or None."""
+    """Why a Bash, file-tool or patch call cannot be checked (it is then denied), or None."""
     tool = payload.get("tool_name")
-    if not isinstance(tool, str) or (tool != "Bash" and tool not in FILE_TOOLS):
+    if not isinstance(tool, str) or (tool not in TEXT_TOOLS and tool not in FILE_TOOLS):
         return None
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
@@ -96,9 +100,9 @@ def payload_problem(payload: dict[str, Any]) -> str | None:
             f"the {tool} call's tool_input is {_describe(tool_input)}, not an object, so it "
             f"cannot be checked; denied"
         )
-    key = "command" if tool == "Bash" else FILE_TOOLS[tool]
+    key = "command" if tool in TEXT_TOOLS else FILE_TOOLS[tool]
     value = tool_input.get(key)
-    if not isinstance(value, str) or (tool != "Bash" and (not value or "\0" in value)):
+    if not isinstance(value, str) or (tool in FILE_TOOLS and (not value or "\0" in value)):
         return (
             f"the {tool} call's {key} is {_describe(value)}, not a usable string, so it "
             f"cannot be checked; denied"

@@ -28,6 +28,9 @@ INSTEAD = {
     f"back; {USE_SHIFTKIT}",
     "gitfolder": "what lands there decides which commits git sees (grafts, alternates, refs), "
     f"behind the hooks' back; {USE_SHIFTKIT}",
+    "records": "shiftkit writes the progress log (`shiftkit finish`, `shiftkit revert`; "
+    "`shiftkit note` for your notes), its archive (`shiftkit log --prune`) and the ledger, "
+    "and the commit hooks keep them append-only",
 }
 LABELS = {
     "hooks": ".git/hooks (the commit hooks)",
@@ -38,6 +41,7 @@ LABELS = {
     "signers": ".shiftkit/allowed_signers",
     "gitstore": ".git's grafts, alternates, shallow list or refs",
     "gitfolder": "a folder of .git's grafts, alternates or refs",
+    "records": "a record only shiftkit writes",
 }
 TEMP_DIRS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/", "/dev/null")
 
@@ -182,6 +186,13 @@ def path_kind(path: str, site: Site) -> str | None:
 
 def _parts(path: str) -> list[str]:
     return [part for part in os.path.normpath(path).split("/") if part not in ("", ".")]
+
+
+def record_kind(relative: str, site: Site) -> str | None:
+    """'records' when this project-relative path is the progress log, its archive or the
+    ledger (what a file tool or a patch may not write by hand), else None."""
+    path = os.path.normpath(relative)
+    return "records" if any(path == os.path.normpath(r) for r in site.records if r) else None
 
 
 def label(kind: str, site: Site) -> str:
