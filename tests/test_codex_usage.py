@@ -403,3 +403,93 @@ def _ledger(project: Path) -> list[str]:
     committed = (project / ".shiftkit" / "ledger.jsonl").read_text().splitlines()
     pending = project / ".git" / "shiftkit" / "ledger-pending.jsonl"
     return committed + (pending.read_text().splitlines() if pending.exists() else [])
+
+
+def test_a_rollout_found_after_the_printed_usage_was_recorded_adds_nothing(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    shell_features(scaffold, "a.txt")
+    ok(scaffold, "claim", "F000")
+    ok(scaffold, "finish", "-m", "the environment builds")
+    env = stand_in(tmp_path) | {"EPHEMERAL": "1"}
+    result = shiftkit(scaffold, "run", "--agent", "codex", "--max-sessions", "1", env=env)
+    assert result.returncode == loop.ALL_PASS, result.output
+    [thread] = {json.loads(line)["session"] for line in _ledger(scaffold) if '"usage"' in line}
+    now = datetime.now(UTC) - timedelta(seconds=30)
+    day = Path(env["CODEX_HOME"]) / "sessions" / now.strftime("%Y/%m/%d")
+    write(
+        day / f"rollout-late-{thread}.jsonl", retimed(scaffold, now, now).replace(SESSION, thread)
+    )
+    again = shiftkit(scaffold, "usage", "record", env=env)
+    assert again.returncode == 0 and f"of session {thread} (nothing new)" in again.stdout
+    assert kinds(cost_json(scaffold)["totals"]) == TOTAL
+
+
+CLAUDE = r'''#!{python}
+"""A stand-in for `claude -p --output-format json`: its SessionStart hook names a transcript,
+which it writes as the session goes, and it prints the JSON result at the end."""
+import json, os, subprocess, sys, uuid
+from datetime import datetime, timezone
+
+argv = sys.argv[1:]
+assert argv[:5] == ["-p", "--output-format", "json", "--dangerously-skip-permissions",
+                    argv[4]] and len(argv) == 5, argv
+session = str(uuid.uuid4())
+transcript = os.path.join(os.environ["TRANSCRIPTS"], session + ".jsonl")
+hook = {{"session_id": session, "transcript_path": transcript, "cwd": os.getcwd(),
+        "hook_event_name": "SessionStart", "source": "startup"}}
+subprocess.run(["shiftkit", "start", "--brief", "--hook-input", "--no-check"],
+               input=json.dumps(hook), capture_output=True, text=True, check=True)
+claimed = subprocess.run(["shiftkit", "claim"], capture_output=True, text=True).stdout
+feature = claimed.split("claimed ", 1)[1].split(":", 1)[0]
+now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+usage = {{"input_tokens": 1000, "cache_creation_input_tokens": 200,
+          "cache_read_input_tokens": 5000, "output_tokens": 100}}
+line = {{"type": "assistant", "timestamp": now, "sessionId": session,
+        "message": {{"id": "msg_1", "model": "claude-sonnet-4-5", "usage": usage}}}}
+os.makedirs(os.path.dirname(transcript), exist_ok=True)
+with open(transcript, "w") as handle:
+    handle.write(json.dumps(line) + "\n" + json.dumps(line) + "\n")
+open("a.txt", "w").write("done\n")
+subprocess.run(["shiftkit", "finish", "-m", f"make {{feature}} work"], check=True,
+               capture_output=True)
+print(json.dumps({{"type": "result", "subtype": "success", "is_error": False,
+                  "session_id": session, "total_cost_usd": 0.5, "usage": usage}}))
+'''
+
+
+def test_run_agent_claude_counts_the_transcript_and_not_the_result_again(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    shell_features(scaffold, "a.txt")
+    ok(scaffold, "claim", "F000")
+    ok(scaffold, "finish", "-m", "the environment builds")
+    bin_dir = tmp_path / "bin"
+    write(bin_dir / "claude", CLAUDE.format(python=sys.executable)).chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "TRANSCRIPTS": str(tmp_path / "transcripts"),
+    }
+    result = shiftkit(scaffold, "run", "--agent", "claude", "--max-sessions", "1", env=env)
+    assert result.returncode == loop.ALL_PASS, result.output
+    assert "session 1: F001 passed · 2/2 passing" in result.output
+    usage = [json.loads(line) for line in _ledger(scaffold) if '"usage"' in line]
+    # the finish recorded the transcript its hook named; the result is the same tokens again
+    assert [(u["source"], u["feature"]) for u in usage] == [("transcript", "F001")]
+    assert kinds(cost_json(scaffold)["totals"]) == Usage(1000, 5000, 200, 100)
+
+
+@settings(
+    max_examples=fuzz_examples(5, subprocess_runs=True),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.binary(max_size=2000))
+def test_any_bytes_as_a_rollout_file_are_no_traceback(
+    scaffold: Path, tmp_path: Path, data: bytes
+) -> None:
+    path = tmp_path / "fuzzed-rollout.jsonl"
+    path.write_bytes(META.encode() + b"\n" + data)
+    result = shiftkit(scaffold, "usage", "record", "--transcript", str(path), "--session", "f")
+    assert "Traceback" not in result.output
+    assert result.returncode == 0, result.output
