@@ -205,10 +205,13 @@ def test_exec_json_events_give_the_thread_and_the_turns_usage() -> None:
             '{"type":"turn.completed","usage":{"input_tokens":24763,"cached_input_tokens":24448,'
             '"output_tokens":122}}',
             "not json",
+            '{"type":"turn.failed","error":{"message":"x"},"usage":{"input_tokens":10,'
+            '"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":1}}',
+            '{"type":"turn.failed","error":{"message":"older versions carry no usage"}}',
         ]
     )
     run = rollout.exec_events(out)
-    assert run == rollout.ExecRun("0199-th", Usage(24763 - 24448, 24448, 0, 122), 1)
+    assert run == rollout.ExecRun("0199-th", Usage(24763 - 24448 + 10, 24448, 0, 122 + 1), 2)
     assert rollout.exec_events('{"type": "result", "usage": {}}') is None
 
 

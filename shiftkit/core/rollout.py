@@ -165,8 +165,9 @@ class ExecRun(NamedTuple):
 
 
 def exec_events(stdout: str) -> ExecRun | None:
-    """The thread id (``thread.started``) and summed usage (``turn.completed``) of `codex exec
-    --json` output; None when it printed neither."""
+    """The thread id (``thread.started``) and summed usage (``turn.completed``, and
+    ``turn.failed`` where it carries one) of `codex exec --json` output; None when it printed
+    neither."""
     thread: str | None = None
     total = Usage()
     count = 0
@@ -176,7 +177,7 @@ def exec_events(stdout: str) -> ExecRun | None:
             ident = value.get("thread_id")
             if isinstance(ident, str) and ident.strip():
                 thread = ident.strip()
-        elif kind == "turn.completed":
+        elif kind in ("turn.completed", "turn.failed"):  # (a failed turn was spent too)
             spent = tokens_of(value.get("usage"))
             if spent is not None:
                 total = total + spent.usage()
