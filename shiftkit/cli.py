@@ -455,6 +455,11 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness:
         named = session.hook_session(text) if hook_input else None
         if named is not None:  # the harness's own id names this session's claims and usage
             session.record_session(ctx.git_dir, named)
+        transcript = session.hook_field(text, "transcript_path") if hook_input else None
+        if transcript is not None:  # (Claude Code's transcript or Codex's rollout: its
+            from shiftkit.edge import ledger  # usage is recorded at each unit boundary)
+
+            ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
         return startup.start(ctx, brief, as_json, check, _say, skipped, harness)
     except ShiftkitError as exc:
         if not hook_input:
@@ -836,11 +841,16 @@ def usage() -> None:
 @click.option(
     "--transcript",
     type=click.Path(path_type=Path),
-    help="A Claude Code transcript (default: 'transcript_path' of the hook JSON on stdin).",
+    help="A Claude Code transcript or Codex rollout (default: 'transcript_path' of the hook "
+    "JSON on stdin, else this worktree's Codex sessions under $CODEX_HOME/sessions).",
 )
-@click.option("--session", help="The session id (default: the hook's 'session_id').")
+@click.option(
+    "--session",
+    help="The session id (default: the hook's 'session_id', else the rollout's own id).",
+)
 def usage_record(transcript: Path | None, session: str | None) -> int:
-    """Claude Code SessionEnd hook: record the transcript's usage, per feature claimed."""
+    """Record a session's usage from its Claude Code transcript or Codex rollout, per feature
+    claimed (Claude Code's SessionEnd hook; each response counted once however often read)."""
     from shiftkit.commands import cost as cost_mod
 
     return cost_mod.record(_context(), _stdin_text(), transcript, session, _say)
@@ -894,7 +904,12 @@ def usage_add(
     short_help="The outer loop: agent sessions one after another until a stop reason "
     "(exit 0, 10-15).",
 )
-@click.option("--agent", required=True, help="The command that runs one agent session.")
+@click.option(
+    "--agent",
+    required=True,
+    help="The command that runs one agent session, or a preset: 'claude' (claude -p "
+    "--output-format json ...) or 'codex' (codex exec --json ...).",
+)
 @click.option(
     "--max-sessions",
     type=click.IntRange(min=1),

@@ -292,6 +292,8 @@ def test_a_message_without_its_own_id_is_known_by_its_request_or_line() -> None:
         transcript_line(timestamp="2026-11-30T10:00:00"),  # no zone: no moment
         transcript_line({"id": 12, "model": "sonnet", "usage": {"input_tokens": 3}}),
         '{"message": {"usage": {"input_tokens": 3',  # a line being written
+        '{"usage": 1, "n": ' + "9" * 5000 + "}",  # past Python's digit limit (a ValueError)
+        "[" * 100_000 + '"usage"',  # past its nesting limit (a RecursionError)
     ],
 )
 def test_lines_that_are_no_billed_message_are_skipped(text: str) -> None:

@@ -1,8 +1,9 @@
 """`shiftkit cost` and `shiftkit usage`: what the work cost, and recording what it cost.
 
 `usage record` is Claude Code's SessionEnd hook (the hook's JSON on stdin names the session
-and its transcript); `usage add` is for any other harness. Both write to the entries waiting
-in the git dir; the next unit boundary commits them into the ledger.
+and its transcript) and reads Codex CLI's rollouts too; `usage add` is for any other
+harness. Both write to the entries waiting in the git dir; the next unit boundary commits
+them into the ledger.
 """
 
 from __future__ import annotations
@@ -75,34 +76,51 @@ def status_line(ctx: Context) -> str | None:
 def record(
     ctx: Context, hook_input: str, transcript: Path | None, session: str | None, say: Say
 ) -> int:
-    """Claude Code's SessionEnd (or any) hook: the transcript's usage beyond what is recorded."""
+    """A harness's hook (Claude Code's SessionEnd, Codex's Stop) or a person: the usage of a
+    session's transcript or rollout beyond what is recorded. Without a file named (option or
+    the hook's 'transcript_path'), the Codex sessions of this worktree (by their
+    ``session_meta.cwd`` under $CODEX_HOME/sessions)."""
     payload: Any = {}
     if hook_input.strip():
         try:
             payload = json.loads(hook_input)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise BadInput("usage record: the hook input on stdin is not JSON") from None
     if not isinstance(payload, dict):
         payload = {}
-    if transcript is None:
-        named = payload.get("transcript_path")
-        if not isinstance(named, str) or not named:
-            raise BadInput(
-                "usage record: no transcript: give --transcript PATH, or the hook's JSON "
-                "with 'transcript_path' on stdin"
-            )
-        transcript = Path(named).expanduser()
     if session is None:
         named_session = payload.get("session_id")
         session = named_session if isinstance(named_session, str) and named_session else None
-    written = ledger.record_transcript(ctx, transcript, session or transcript.stem)
+    if transcript is None:
+        named = payload.get("transcript_path")
+        if isinstance(named, str) and named:
+            transcript = Path(named).expanduser()
+    if transcript is not None:
+        _say_recorded(say, *ledger.record_transcript(ctx, transcript, session))
+        return 0
+    from shiftkit.edge import codex
+
+    found = codex.rollouts_in(ctx.root)
+    if session is not None:
+        found = [(path, ident) for path, ident in found if ident == session]
+    if not found:
+        raise BadInput(
+            "usage record: no transcript: give --transcript PATH, or the hook's JSON with "
+            f"'transcript_path' on stdin (no Codex session of this worktree under "
+            f"{codex.home() / 'sessions'} either)"
+        )
+    for path, ident in found:
+        _say_recorded(say, *ledger.record_transcript(ctx, path, ident))
+    return 0
+
+
+def _say_recorded(say: Say, session: str, written: list[ledger_core.Entry]) -> None:
     tokens = sum(e.usage.tokens for e in written)
     where = sorted({e.feature or "unattributed" for e in written})
     say(
-        f"recorded {tokens:,} tokens of session {session or transcript.stem}"
+        f"recorded {tokens:,} tokens of session {session}"
         + (f" ({', '.join(where)})" if where else " (nothing new)")
     )
-    return 0
 
 
 def add(

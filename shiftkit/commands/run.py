@@ -1,9 +1,12 @@
 """`shiftkit run --agent CMD`: the outer loop, one agent session after another.
 
-Before each session the start check; after it, the usage recorded (Claude Code's
-`-p --output-format json` result when the transcript was not recorded by the SessionEnd
-hook), a claim the session abandoned reverted (dirty tree: an attempt, logged) or released,
-the session's commits audited, and the decision (`core.loop.decide`) taken on what HEAD says.
+Before each session the start check; after it, the usage recorded (the transcript or rollout
+its hooks named; a `codex exec --json` session's rollout, found by its thread id; else the
+usage the session printed: Claude Code's `-p --output-format json` result, Codex's
+`turn.completed` events — one source per session, decision 0040), a claim the session
+abandoned reverted (dirty tree: an attempt, logged) or released, the session's commits
+audited, and the decision (`core.loop.decide`) taken on what HEAD says. `--agent claude`
+and `--agent codex` are presets (`core.loop.preset_command`).
 """
 
 from __future__ import annotations
@@ -14,10 +17,11 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from typing import IO, Any, NamedTuple
 
-from shiftkit.core import cost, features, ledger, loop
+from shiftkit.core import cost, features, ledger, loop, rollout
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.core.ledger import Usage
 from shiftkit.core.words import counted
@@ -77,10 +81,10 @@ def run(
     say: Say,
     verbose: bool = False,
 ) -> int:
-    command = shlex.split(agent)
+    ctx = open_context()
+    command = loop.preset_command(agent.strip(), str(ctx.common_dir)) or shlex.split(agent)
     if not command:
         raise BadInput("--agent is empty; give the command that runs one agent session")
-    ctx = open_context()
     if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
         raise Refused(
             "the work tree is not clean; commit it, `git stash --include-untracked` or "
@@ -160,6 +164,7 @@ def one_session(
     argv = loop.agent_argv(command, text, prompt_on_stdin)
     session_id = f"run-{run_id}-{number}"
     started = ledger_io.now()
+    started_clock = time.time()
     head_before = gitio.head_oid(ctx.root)
     env = {**os.environ, "SHIFTKIT_SESSION": session_id}
     if verbose:
@@ -171,6 +176,7 @@ def one_session(
     exit_code, out, err = agent_run.exit_code, agent_run.stdout, agent_run.stderr
     ctx = open_context()
     result = parse_result(out)
+    codex_run = rollout.exec_events(out) if result is None else None
     abandoned = _clean_up(
         ctx, number, "timed out" if exit_code is None else f"ended (exit {exit_code})", say
     )
@@ -180,11 +186,20 @@ def one_session(
         if e.kind == "unit" and e.at >= started and e.session == session_id
     ]
     feature = units[-1].feature if units else None
+    worked_on = sorted({u.feature for u in units if u.feature})
+    ledger_io.record_known_transcript(ctx)  # (the file its hooks named: the usage it holds)
     if result is not None:
-        _record_result(ctx, result, session_id, sorted({u.feature for u in units if u.feature}))
-    said = err if err.strip() or result is not None else out
+        _record_result(ctx, result, session_id, worked_on)
+    if codex_run is not None:
+        _record_codex(ctx, codex_run, session_id, worked_on, started_clock)
+    said = err if err.strip() or result is not None or codex_run is not None else out
     outcome, signature = _outcome(units, abandoned, exit_code, said, head_before, ctx)
-    spent = _session_spend(ctx, session_id, result)
+    sids = {session_id}
+    if result is not None and isinstance(result.get("session_id"), str):
+        sids.add(result["session_id"])
+    if codex_run is not None and codex_run.thread_id:
+        sids.add(codex_run.thread_id)
+    spent = _session_spend(ctx, sids)
     return Session(
         number,
         exit_code,
@@ -412,10 +427,40 @@ def _record_result(
             )
 
 
-def _session_spend(ctx: Context, session_id: str, result: dict[str, Any] | None) -> cost.Spend:
-    sids = {session_id}
-    if result is not None and isinstance(result.get("session_id"), str):
-        sids.add(result["session_id"])
+def _record_codex(
+    ctx: Context,
+    codex_run: rollout.ExecRun,
+    session_id: str,
+    worked_on: list[str],
+    started: float,
+) -> None:
+    """A `codex exec --json` session's usage: from its rollout when it can be found (each
+    response at its time, to the feature claimed then); else from the ``turn.completed``
+    events it printed, unless its rollout was recorded already (one source per session,
+    decision 0040), attributed as `_record_result` does."""
+    from shiftkit.edge import codex
+
+    sid = codex_run.thread_id or session_id
+    path = codex.rollout_of(codex_run.thread_id, started - 60) if codex_run.thread_id else None
+    if path is not None:
+        ledger_io.record_transcript(ctx, path, sid)
+        return
+    entries = ledger_io.read_all(ctx)
+    if ledger.recorded(entries, sid, "transcript") or ledger.recorded(entries, sid, "result"):
+        return
+    if codex_run.usage.tokens:
+        feature = worked_on[0] if len(worked_on) == 1 else None
+        ledger_io.add_usage(
+            ctx,
+            codex_run.usage,
+            model=rollout.UNKNOWN_MODEL,
+            session=sid,
+            source="result",
+            feature=feature,
+        )
+
+
+def _session_spend(ctx: Context, sids: set[str]) -> cost.Spend:
     total = cost.Spend()
     prices = dict(ctx.config.prices)
     for entry in ledger_io.read_all(ctx):

@@ -272,7 +272,7 @@ def _message_of(line: str) -> Message | None:
         return None
     try:
         value = json.loads(line)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # (also numbers past Python's digit limit, deep nests)
         return None
     if not isinstance(value, dict):
         return None

@@ -7,6 +7,7 @@ It stops on verified state — the feature list at HEAD, after the session's com
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -130,6 +131,31 @@ def claimable(items: Sequence[Mapping[str, Any]]) -> int:
 def prompt(feature_ids: list[str]) -> str:
     """The initializer's prompt while the list holds only F000, else the shift's."""
     return INITIALIZER_PROMPT if feature_ids == ["F000"] else SHIFT_PROMPT
+
+
+PRESETS = ("claude", "codex")
+
+
+def preset_command(name: str, git_common_dir: str) -> list[str] | None:
+    """The command line of a harness preset (None: ``name`` is no preset). Both run one
+    unattended headless session that prints its usage as JSON: Claude Code's ``-p`` with the
+    JSON result, without permission prompts (no one is there to answer them); `codex exec
+    --json` in Codex's workspace-write sandbox, with the repository's git dir writable (that
+    sandbox keeps ``.git`` read-only, and a shift commits). Decision 0040."""
+    if name == "claude":
+        return ["claude", "-p", "--output-format", "json", "--dangerously-skip-permissions"]
+    if name == "codex":
+        roots = json.dumps([git_common_dir])  # (a TOML array of strings, as `-c` reads it)
+        return [
+            "codex",
+            "exec",
+            "--json",
+            "--sandbox",
+            "workspace-write",
+            "-c",
+            f"sandbox_workspace_write.writable_roots={roots}",
+        ]
+    return None
 
 
 def agent_argv(command: list[str], text: str, on_stdin: bool) -> list[str]:

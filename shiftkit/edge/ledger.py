@@ -1,5 +1,5 @@
 """The ledger on disk: the committed file, the entries waiting in the git dir for the next unit
-boundary, and usage read from Claude Code transcripts.
+boundary, and usage read from Claude Code transcripts and Codex rollouts.
 
 Between boundaries entries wait in this worktree's git dir (``ledger-pending.jsonl``); at a
 boundary (finish, revert, a demotion) they are appended to the project's ledger and committed
@@ -14,7 +14,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from shiftkit.core import ledger
+from shiftkit.core import ledger, rollout
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Entry, Usage
@@ -214,17 +214,35 @@ def transcript_texts(path: Path) -> list[str]:
     return texts
 
 
-def record_transcript(ctx: Context, path: Path, session: str) -> list[Entry]:
-    """Record what a transcript holds beyond what the ledger has for its session, each
-    message attributed to the feature claimed at its time. Remembers the transcript, so the
-    next unit boundary records it too."""
-    state.write_json(
-        state.worktree_state(ctx.git_dir) / TRANSCRIPT, {"path": str(path), "session": session}
-    )
+def remember_transcript(ctx: Context, path: Path, session: str | None) -> None:
+    """The session's transcript (or rollout), recorded again at each unit boundary."""
+    value: dict[str, str] = {"path": str(path)}
+    if session:
+        value["session"] = session
+    state.write_json(state.worktree_state(ctx.git_dir) / TRANSCRIPT, value)
+
+
+def record_transcript(
+    ctx: Context, path: Path, session: str | None = None
+) -> tuple[str, list[Entry]]:
+    """Record what a Claude Code transcript or a Codex rollout (told apart by its lines)
+    holds beyond what the ledger has for its session, each model response attributed to the
+    feature claimed at its time. Remembers the file, so the next unit boundary records it
+    too. The session is ``session``, else the rollout's own id, else the file's name. A
+    session whose usage was recorded from its harness's printed result is not recorded again
+    from its file (decision 0040: one source per session). Returns (session, entries)."""
+    remember_transcript(ctx, path, session)
     if not path.is_file():
         raise BadInput(f"{path}: no such transcript")
-    messages = ledger.transcript_messages(transcript_texts(path))
+    texts = transcript_texts(path)
+    session = session or next(
+        (rollout.meta(text)[0] for text in texts[:1] if rollout.is_rollout(text)), None
+    )
+    session = session or path.stem
     entries = read_all(ctx)
+    if ledger.recorded(entries, session, "result"):
+        return session, []
+    messages = rollout.usage_messages(texts, session)
     claims = ledger.intervals(entries, open_interval(ctx))
     totals = ledger.attribute(messages, claims)
     latest: dict[ledger.Key, str] = {}
@@ -236,7 +254,7 @@ def record_transcript(ctx: Context, path: Path, session: str) -> list[Entry]:
         written.append(
             add_usage(
                 ctx,
-                extra,
+                Usage(*(min(kind, ledger.MAX_TOKENS) for kind in extra)),
                 model=model,
                 session=session,
                 source="transcript",
@@ -244,17 +262,17 @@ def record_transcript(ctx: Context, path: Path, session: str) -> list[Entry]:
                 at=latest.get((feature, model)),
             )
         )
-    return written
+    return session, written
 
 
-def known_transcript(ctx: Context) -> tuple[Path, str] | None:
+def known_transcript(ctx: Context) -> tuple[Path, str | None] | None:
     value = state.read_json(state.worktree_state(ctx.git_dir) / TRANSCRIPT)
     if not isinstance(value, dict):
         return None
     path, session = value.get("path"), value.get("session")
-    if not isinstance(path, str) or not isinstance(session, str):
+    if not isinstance(path, str) or not path or not isinstance(session, str | None):
         return None
-    return Path(path), session
+    return Path(path), session or None
 
 
 def record_known_transcript(ctx: Context) -> None:

@@ -55,14 +55,19 @@ def _rewrite(path: Path) -> str:
     return made
 
 
-def hook_session(hook_input: str) -> str | None:
-    """The ``session_id`` of a harness hook's JSON input, if it names one."""
+def hook_field(hook_input: str, key: str) -> str | None:
+    """A string field of a harness hook's JSON input, if it has a non-blank one."""
     try:
         document = json.loads(hook_input)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
-    value = document.get("session_id") if isinstance(document, dict) else None
+    value = document.get(key) if isinstance(document, dict) else None
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def hook_session(hook_input: str) -> str | None:
+    """The ``session_id`` of a harness hook's JSON input, if it names one."""
+    return hook_field(hook_input, "session_id")
 
 
 def record_session(git_dir: Path, session_id: str) -> None:
