@@ -103,6 +103,9 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
     assert (
         "already passes on origin's branch" in refused.stderr and "shiftkit sync" in refused.stderr
     )
+    assert "behind origin/main" in refused.stdout
+    assert _server_claims(bare) == {}  # (a claim taken before the branch was seen is let go)
+    assert not (two / ".git" / "shiftkit" / "claim.json").exists()
     assert "behind origin/main" in ok(two, "start", "--no-check")
     synced = shiftkit(two, "sync")
     assert synced.returncode == 0, synced.output
@@ -111,6 +114,52 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
     assert "already up to date" in ok(two, "sync")
     assert "behind origin" not in ok(two, "start", "--no-check")
     assert _server_claims(bare) == {}
+
+
+def _connections(place: Path, *args: str) -> tuple[str, list[str]]:
+    """Run a shiftkit command; (its output, the server programs git started for it: one
+    per connection to the local-path remote)."""
+    trace = place.parent / f"trace-{place.name}.log"
+    trace.unlink(missing_ok=True)
+    done = shiftkit(place, *args, env={"GIT_TRACE": str(trace)})
+    assert done.returncode == 0, done.output
+    lines = trace.read_text().splitlines() if trace.exists() else []
+    started = [
+        word
+        for line in lines
+        if "run_command:" in line
+        for word in ("git-upload-pack", "git-receive-pack")
+        if word in line
+    ]
+    return done.stdout, started
+
+
+def test_a_claim_is_one_round_trip_unless_the_branch_moved(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "start")
+    said, started = _connections(one, "claim", "F001")
+    assert "claimed F001" in said
+    assert started == ["git-receive-pack"]  # the lease push alone: no fetch of the branch
+    assert git_ok(one, "rev-parse", "origin/main") == git_ok(bare, "rev-parse", "main")
+    said, started = _connections(one, "release")
+    assert "released F001" in said and started == ["git-receive-pack"]
+    # The branch moves on the remote (another machine finishes F000): the next claim fetches
+    # it, says this branch is behind, and still holds a feature that is open there.
+    ok(two, "claim", "F000")
+    _work(two, "two")
+    git_ok(two, "add", "two.txt")
+    ok(two, "finish", "-m", "part zero works")
+    said, started = _connections(one, "claim", "F001")
+    assert "claimed F001" in said and "1 commit behind origin/main" in said
+    assert started == ["git-receive-pack", "git-upload-pack"]
+    assert list(_server_claims(bare)) == ["F001"]
+    ok(one, "release")
+    # Id-less: one fetch brings the claims and the branch, the push checks it did not move;
+    # the feature done on the remote is not chosen.
+    said, started = _connections(one, "claim")
+    assert "claimed F001" in said and "behind origin/main" in said
+    assert started == ["git-upload-pack", "git-receive-pack"]
+    assert list(_server_claims(bare)) == ["F001"]
 
 
 # -- real servers ---------------------------------------------------------------------------------
