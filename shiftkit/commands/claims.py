@@ -75,7 +75,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"this worktree already holds a claim on {held.feature} (one feature at a "
             f"time): finish it, revert it, or `shiftkit release` it first"
         )
-    if gitio.branch(ctx.root) is None:
+    branch = gitio.branch(ctx.root)
+    if branch is None:
         raise Refused(
             "HEAD is detached; check out a branch before claiming (e.g. `git switch -c shift-work`)"
         )
@@ -91,17 +92,19 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
     green = startup.has_green_check(ctx)
-    branch = gitio.branch(ctx.root)
-    # A wrong or silent remote is said before the start check, which can take minutes (and
-    # a branch never fetched is fetched now: the claim push has nothing to lease on).
-    unseen = not green or remote.watch(ctx.root, settings) is None
-    if settings.remote and settings.enabled and branch is not None and unseen:
+    look = remote.watch(ctx.root, settings, branch)
+    if settings.remote and settings.enabled and (not green or look is None):
+        # A wrong or silent remote is said before the start check, which can take minutes
+        # (and a branch never fetched is fetched now: the claim push has nothing to lease on).
         remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+        look = remote.watch(ctx.root, settings, branch)
     if not green:
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
-    there = RemoteBranch(ctx, feature_list, say)
+    head = gitio.head_oid(ctx.root)  # (after the start check, which may commit a demotion)
+    assert head is not None
+    there = RemoteBranch(ctx, feature_list, say, Where(branch, head), look)
     if feature_id is None:
         record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, there)
         if record is None:
@@ -111,7 +114,7 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
         chosen = features.require(feature_list, feature_id, ctx.config.features)
         _check_claimable(feature_list, chosen)
         try:
-            record, oid, note = _claim_named(ctx, chosen, steal, force, there.look)
+            record, oid, note = _claim_named(ctx, chosen, steal, force, there)
         except claims.ClaimHeld:
             there.refuse_if_done(chosen.id)
             raise
@@ -124,14 +127,19 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     return 0
 
 
-def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
-    base = gitio.head_oid(ctx.root)
-    assert base is not None
+class Where(NamedTuple):
+    """The branch a claim is taken on, and its commit."""
+
+    branch: str
+    head: str
+
+
+def _new_record(ctx: Context, feature_id: str, where: Where) -> ClaimRecord:
     return claims.new_record(
         feature_id,
         ctx.root,
-        gitio.branch(ctx.root),
-        base,
+        where.branch,
+        where.head,
         ctx.config.claims.ttl_hours,
         session.current(ctx.git_dir),
         session.clone_id(ctx.common_dir),
@@ -146,23 +154,36 @@ class RemoteBranch:
     it has, it is fetched after the push, and a claim just taken on a feature that passes
     there is let go again."""
 
-    def __init__(self, ctx: Context, feature_list: features.FeatureList, say: Say) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        feature_list: features.FeatureList,
+        say: Say,
+        where: Where,
+        look: remote.Watch | None,
+    ) -> None:
         self.ctx, self.feature_list, self.say = ctx, feature_list, say
-        self.look = remote.watch(ctx.root, ctx.config.claims)
+        self.where, self.look = where, look
         self.said = False
+
+    def _look_again(self) -> None:
+        self.look = remote.watch(self.ctx.root, self.ctx.config.claims, self.where.branch)
 
     def taken(self) -> dict[str, claims.Claim]:
         """Every claim now, the remote's branch fetched in the same connection."""
         held = taken(self.ctx, with_branch=True)
-        self.look = remote.watch(self.ctx.root, self.ctx.config.claims)
+        self._look_again()
         return held
 
     def passing(self, fetch: bool) -> set[str]:
         """The features that pass on the remote's branch and not here: fetched first, or
         (not ``fetch``) as last fetched."""
-        line, tracking = remote.behind_line(self.ctx.root, self.ctx.config.claims, fetch=fetch)
+        if not fetch and self.look is not None and self.look.expected == self.where.head:
+            return set()  # (the remote's branch is this very commit: not behind)
+        settings, branch = self.ctx.config.claims, self.where.branch
+        line, tracking = remote.behind_line(self.ctx.root, settings, fetch=fetch, branch=branch)
         if fetch:
-            self.look = remote.watch(self.ctx.root, self.ctx.config.claims)
+            self._look_again()
         if line is None:
             return set()
         if not self.said:
@@ -264,7 +285,7 @@ def _claim_next(
                 "no feature can be claimed: every open feature is blocked, claimed "
                 "or waiting on a dependency (`shiftkit status`)"
             )
-        record = _new_record(ctx, options[0].id)
+        record = _new_record(ctx, options[0].id, there.where)
         if not ctx.config.claims.enabled:
             return record, ""
         try:
@@ -285,15 +306,12 @@ def _claim_next(
 
 
 def _claim_named(
-    ctx: Context,
-    chosen: features.Feature,
-    steal: bool,
-    force: bool,
-    look: remote.Watch | None = None,
+    ctx: Context, chosen: features.Feature, steal: bool, force: bool, there: RemoteBranch
 ) -> tuple[ClaimRecord, str, str]:
     """One lease push takes a free feature; only a refused one looks at the holder, which
     may be this worktree itself (its local record lost: recovered, not refused)."""
-    record = _new_record(ctx, chosen.id)
+    record = _new_record(ctx, chosen.id, there.where)
+    look = there.look
     if not ctx.config.claims.enabled:
         return record, "", ""
     if not steal:

@@ -141,12 +141,13 @@ class Watch:
         return [f"--force-with-lease={self.ref}:{self.expected}"], [f"{self.expected}:{self.ref}"]
 
 
-def watch(root: Path, settings: ClaimsConfig) -> Watch | None:
-    """A look at this branch on the claims remote for the next claim push; None without a
-    remote, a branch, or a fetched copy of the remote's branch to lease on."""
+def watch(root: Path, settings: ClaimsConfig, branch: str | None = None) -> Watch | None:
+    """A look at this branch (``branch``: HEAD's, when known) on the claims remote for the
+    next claim push; None without a remote, a branch, or a fetched copy of the remote's
+    branch to lease on."""
     if not settings.remote or not settings.enabled:
         return None
-    branch = gitio.branch(root)
+    branch = branch or gitio.branch(root)
     if branch is None:
         return None
     tracking = tracking_ref(settings.remote, branch)
@@ -338,16 +339,20 @@ def on_remote(root: Path, remote: str, branch: str, commit: str) -> bool:
 
 
 def behind_line(
-    root: Path, settings: ClaimsConfig, require_answer: bool = False, fetch: bool = True
+    root: Path,
+    settings: ClaimsConfig,
+    require_answer: bool = False,
+    fetch: bool = True,
+    branch: str | None = None,
 ) -> tuple[str | None, str]:
-    """(what to say when this branch is behind the claims remote's, the remote-tracking
-    ref): fetches that branch (unless not ``fetch``: the caller knows the last fetch is
-    current); nothing to say without a remote, a branch, or (unless ``require_answer``:
-    `Unreachable`) an answer."""
+    """(what to say when this branch (``branch``: HEAD's, when known) is behind the claims
+    remote's, the remote-tracking ref): fetches that branch (unless not ``fetch``: the
+    caller knows the last fetch is current); nothing to say without a remote, a branch, or
+    (unless ``require_answer``: `Unreachable`) an answer."""
     name = settings.remote
     if not name or not settings.enabled:
         return None, ""
-    branch = gitio.branch(root)
+    branch = branch or gitio.branch(root)
     if branch is None:
         return None, ""
     counts = divergence(root, name, branch, require_answer, fetch)
