@@ -2,10 +2,10 @@
 server on 127.0.0.1 (`git daemon`; `git http-backend` behind lighttpd), less the same commands
 with no claims remote, in units of one `git push` of a new ref to the same server. Bar 1.5 for
 the claim (issue 20: one lease push, where it once took about three round trips) and for the
-release (one lease push); the pair is reported. A claim also fetches the remote's branch (to
-refuse a feature that already passes there), so it costs a push and a fetch: the claim less
-one such fetch is reported beside it. Every case is
-measured side by side in one run; the servers are started here and always stopped.
+release (one lease push); the pair is reported. The claim push also looks at the remote's
+branch (ADR 0041: a no-op lease on its last fetched id), so a claim whose branch did not move
+is that one push and nothing else. Every case is measured side by side in one run; the
+servers are started here and always stopped.
 
 Run alone: python bench/claim_remote.py [--rounds N]
 """
@@ -86,14 +86,6 @@ def _push_new_ref(place: Path, url: str, env: dict[str, str]) -> Callable[[], No
     return action
 
 
-def _fetch_branch(place: Path, url: str, env: dict[str, str]) -> Callable[[], None]:
-    def action() -> None:
-        tracking = "+refs/heads/main:refs/remotes/bench/main"
-        sh(["git", "fetch", "-q", "--no-tags", url, tracking], place, env)
-
-    return action
-
-
 def figures(rounds: int = 11) -> list[Row]:
     missing = servers.http_missing()
     transports = [t for t in servers.TRANSPORTS if t != "http" or missing is None]
@@ -122,7 +114,6 @@ def figures(rounds: int = 11) -> list[Row]:
             pusher = home / f"pusher-{name}"
             sh(["git", "clone", "-q", str(bare), str(pusher)], home, env)
             actions[f"push {name}"] = _push_new_ref(pusher, url, env)
-            actions[f"fetch {name}"] = _fetch_branch(pusher, url, env)
         medians = side_by_side(actions, rounds)
     finally:
         for server in running.values():
@@ -133,7 +124,7 @@ def figures(rounds: int = 11) -> list[Row]:
     alone = medians["no remote"]
     rows = []
     for name, server in running.items():
-        push, fetch = medians[f"push {name}"], medians[f"fetch {name}"]
+        push = medians[f"push {name}"]
         claim, release = pairs[name].medians()
         where = f"{server.scheme}://"
         rows += [
@@ -142,11 +133,6 @@ def figures(rounds: int = 11) -> list[Row]:
                 (claim - alone_claim) / push,
                 f"({ms(claim)} - {ms(alone_claim)} no remote) / {ms(push)} one push",
                 BAR,
-            ),
-            Row(
-                f"  the same, less its fetch of the branch, {where}",
-                (claim - alone_claim - fetch) / push,
-                f"({ms(claim)} - {ms(alone_claim)} - {ms(fetch)} one fetch) / {ms(push)}",
             ),
             Row(
                 f"what a remote adds to a release, {where} (in pushes)",

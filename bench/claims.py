@@ -38,17 +38,23 @@ def _claimant(
     barrier: multiprocessing.synchronize.Barrier,
     results: multiprocessing.Queue[tuple[int, int, bool, float]],
 ) -> None:
+    from shiftkit.core.config import ClaimsConfig
     from shiftkit.edge import claims
     from shiftkit.edge import remote as remote_claims
 
     root = Path(place)
+    # As `shiftkit claim` does, the claim push also looks at the remote's branch (ADR 0041).
+    look = remote_claims.watch(root, ClaimsConfig(remote=remote)) if remote else None
+    assert look is not None or not remote, "a clone without its branch's remote-tracking ref"
     for round_ in range(rounds):
         record = _record("F001", worker, round_)
         barrier.wait()
         start = time.perf_counter()
         try:
             if remote:
-                oid = remote_claims.acquire(root, remote, record)  # type: ignore[arg-type]
+                oid = remote_claims.acquire(  # type: ignore[arg-type]
+                    root, remote, record, look=look
+                )
             else:
                 oid = claims.acquire(root, record)  # type: ignore[arg-type]
             won = True

@@ -103,6 +103,9 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
     assert (
         "already passes on origin's branch" in refused.stderr and "shiftkit sync" in refused.stderr
     )
+    assert "behind origin/main" in refused.stdout
+    assert _server_claims(bare) == {}  # (a claim taken before the branch was seen is let go)
+    assert not (two / ".git" / "shiftkit" / "claim.json").exists()
     assert "behind origin/main" in ok(two, "start", "--no-check")
     synced = shiftkit(two, "sync")
     assert synced.returncode == 0, synced.output
@@ -111,6 +114,88 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
     assert "already up to date" in ok(two, "sync")
     assert "behind origin" not in ok(two, "start", "--no-check")
     assert _server_claims(bare) == {}
+
+
+def _connections(place: Path, *args: str) -> tuple[str, list[str]]:
+    """Run a shiftkit command; (its output, the server programs git started for it: one
+    per connection to the local-path remote)."""
+    trace = place.parent / f"trace-{place.name}.log"
+    trace.unlink(missing_ok=True)
+    done = shiftkit(place, *args, env={"GIT_TRACE": str(trace)})
+    assert done.returncode == 0, done.output
+    lines = trace.read_text().splitlines() if trace.exists() else []
+    started = [
+        word
+        for line in lines
+        if "run_command:" in line
+        for word in ("git-upload-pack", "git-receive-pack")
+        if word in line
+    ]
+    return done.stdout, started
+
+
+def test_a_claim_is_one_round_trip_unless_the_branch_moved(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "start")
+    said, started = _connections(one, "claim", "F001")
+    assert "claimed F001" in said
+    assert started == ["git-receive-pack"]  # the lease push alone: no fetch of the branch
+    assert git_ok(one, "rev-parse", "origin/main") == git_ok(bare, "rev-parse", "main")
+    said, started = _connections(one, "release")
+    assert "released F001" in said and started == ["git-receive-pack"]
+    # The branch moves on the remote (another machine finishes F000): the next claim fetches
+    # it, says this branch is behind, and still holds a feature that is open there.
+    ok(two, "claim", "F000")
+    _work(two, "two")
+    git_ok(two, "add", "two.txt")
+    ok(two, "finish", "-m", "part zero works")
+    said, started = _connections(one, "claim", "F001")
+    assert "claimed F001" in said and "1 commit behind origin/main" in said
+    assert started == ["git-receive-pack", "git-upload-pack"]
+    assert list(_server_claims(bare)) == ["F001"]
+    ok(one, "release")
+    # Id-less: one fetch brings the claims and the branch, the push checks it did not move;
+    # the feature done on the remote is not chosen.
+    said, started = _connections(one, "claim")
+    assert "claimed F001" in said and "behind origin/main" in said
+    assert started == ["git-upload-pack", "git-receive-pack"]
+    assert list(_server_claims(bare)) == ["F001"]
+
+
+MOVE_AFTER = """#!/bin/sh
+git-upload-pack "$@"
+answered=$?
+if [ -e "{flag}" ]; then
+  rm -f "{flag}"
+  git --git-dir="{bare}" update-ref refs/heads/main {moved}
+fi
+exit $answered
+"""
+
+
+def test_an_idless_claim_lets_go_of_a_choice_done_meanwhile(scaffold: Path, tmp_path: Path) -> None:
+    bare, (one, other) = _machines(scaffold, tmp_path, ("one", "other"))
+    ok(one, "start")
+    before = git_ok(bare, "rev-parse", "main").strip()
+    ok(other, "claim", "F000")
+    _work(other, "other")
+    git_ok(other, "add", "other.txt")
+    ok(other, "finish", "-m", "part zero works")
+    moved = git_ok(bare, "rev-parse", "main").strip()
+    git_ok(bare, "update-ref", "refs/heads/main", before)  # (F000 lands again below)
+    # The remote's branch moves just after this clone's look (its fetch of the claims and
+    # the branch) and before its claim push: F000, its first choice, passes there by then.
+    flag = tmp_path / "move-once"
+    flag.write_text("")
+    program = tmp_path / "upload-pack-then-move"
+    program.write_text(MOVE_AFTER.format(flag=flag, bare=bare, moved=moved))
+    program.chmod(0o755)
+    git_ok(one, "config", "remote.origin.uploadpack", str(program))
+    claimed = shiftkit(one, "claim")
+    assert claimed.returncode == 0, claimed.output
+    assert not flag.exists()
+    assert "claimed F001" in claimed.stdout and "behind origin/main" in claimed.stdout
+    assert list(_server_claims(bare)) == ["F001"]  # F000 was let go again
 
 
 # -- real servers ---------------------------------------------------------------------------------
@@ -157,6 +242,25 @@ def test_two_clones_claiming_at_once_make_one_holder(
         assert list(_server_claims(bare)) == ["F001"]
         ok(machines[winners[0]], "release")
         assert _server_claims(bare) == {}
+
+
+def test_a_claim_push_sees_the_branch_move_over_a_server(
+    scaffold: Path, tmp_path: Path, server: servers.Server
+) -> None:
+    bare, (one, two) = _over(scaffold, tmp_path, server, ("one", "two"))
+    ok(two, "start")
+    ok(one, "claim", "F001")
+    _work(one, "one")
+    git_ok(one, "add", "one.txt")
+    ok(one, "finish", "-m", "part one works")
+    refused = shiftkit(two, "claim", "F001")  # passes there: let go again, refused
+    assert refused.returncode == 1, refused.output
+    assert "already passes on origin's branch" in refused.stderr
+    assert _server_claims(bare) == {}
+    claimed = shiftkit(two, "claim", "F002")  # (fetched now: the push finds it current)
+    assert claimed.returncode == 0, claimed.output
+    assert "claimed F002" in claimed.stdout and "behind origin/main" in claimed.stdout
+    assert list(_server_claims(bare)) == ["F002"]
 
 
 def _hook(bare: Path, name: str, body: str) -> Path:

@@ -7,7 +7,7 @@ only once its finishing commit is on the remote's branch.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -25,21 +25,25 @@ Say = Callable[[str], None]
 CLAIM_TRIES = 16
 
 
-def taken(ctx: Context) -> dict[str, claims.Claim]:
+def taken(ctx: Context, with_branch: bool = False) -> dict[str, claims.Claim]:
     """Every claim that holds now: this repository's, and the remote's when there is one
-    (the remote's word wins)."""
+    (the remote's word wins). ``with_branch``: the same fetch brings the remote's branch."""
     local = claims.list_claims(ctx.root)
     name = ctx.config.claims.remote
     if not name:
         return local
     remote.require_remote(ctx.root, name)
-    return {**local, **remote.fetch(ctx.root, name, ctx.config.claims.ref_prefix)}
+    branch = gitio.branch(ctx.root) if with_branch and ctx.config.claims.enabled else None
+    return {**local, **remote.fetch(ctx.root, name, ctx.config.claims.ref_prefix, branch)}
 
 
-def _acquire(ctx: Context, record: ClaimRecord, replacing: str = "") -> str:
+def _acquire(
+    ctx: Context, record: ClaimRecord, replacing: str = "", look: remote.Watch | None = None
+) -> str:
     name = ctx.config.claims.remote
     if name:
-        return remote.acquire(ctx.root, name, record, replacing, ctx.config.claims.ref_prefix)
+        prefix = ctx.config.claims.ref_prefix
+        return remote.acquire(ctx.root, name, record, replacing, prefix, look)
     return claims.acquire(ctx.root, record, replacing or gitio.ZERO_OID)
 
 
@@ -71,7 +75,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"this worktree already holds a claim on {held.feature} (one feature at a "
             f"time): finish it, revert it, or `shiftkit release` it first"
         )
-    if gitio.branch(ctx.root) is None:
+    branch = gitio.branch(ctx.root)
+    if branch is None:
         raise Refused(
             "HEAD is detached; check out a branch before claiming (e.g. `git switch -c shift-work`)"
         )
@@ -83,31 +88,37 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"stash --include-untracked`, or delete it before claiming, so a revert can "
             f"restore exactly this state"
         )
-    behind: tuple[str | None, str] = (None, "")
-    if ctx.config.claims.remote:
-        # A wrong or silent remote is said before the start check, which can take minutes;
-        # the fetch that asks it is the one that tells whether this branch is behind.
-        remote.require_remote(ctx.root, ctx.config.claims.remote)
-        behind = remote.behind_line(ctx.root, ctx.config.claims, require_answer=True)
-    if not startup.has_green_check(ctx):
+    settings = ctx.config.claims
+    if settings.remote:
+        remote.require_remote(ctx.root, settings.remote)
+    green = startup.has_green_check(ctx)
+    look = remote.watch(ctx.root, settings, branch)
+    if settings.remote and settings.enabled and (not green or look is None):
+        # A wrong or silent remote is said before the start check, which can take minutes
+        # (and a branch never fetched is fetched now: the claim push has nothing to lease on).
+        remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+        look = remote.watch(ctx.root, settings, branch)
+    if not green:
         say("no start check at this HEAD in this worktree yet: running it now")
         startup.run_checks(ctx, say)
     feature_list = read_features(ctx.project)
-    done_there = passing_on_remote(ctx, feature_list, say, behind)
+    head = gitio.head_oid(ctx.root)  # (after the start check, which may commit a demotion)
+    assert head is not None
+    there = RemoteBranch(ctx, feature_list, say, Where(branch, head), look)
     if feature_id is None:
-        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, done_there)
+        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, there)
         if record is None:
             return 0
         note = ""
     else:
         chosen = features.require(feature_list, feature_id, ctx.config.features)
         _check_claimable(feature_list, chosen)
-        if chosen.id in done_there:
-            raise Refused(
-                f"{chosen.id} already passes on {ctx.config.claims.remote}'s branch; run "
-                f"`shiftkit sync` to catch up, then `shiftkit next`"
-            )
-        record, oid, note = _claim_named(ctx, chosen, steal, force)
+        try:
+            record, oid, note = _claim_named(ctx, chosen, steal, force, there)
+        except claims.ClaimHeld:
+            there.refuse_if_done(chosen.id)
+            raise
+        there.refuse_if_done(chosen.id, LocalClaim(record, oid))
     state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
     if note:
         add_note(ctx, note)
@@ -116,31 +127,103 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     return 0
 
 
-def _new_record(ctx: Context, feature_id: str) -> ClaimRecord:
-    base = gitio.head_oid(ctx.root)
-    assert base is not None
+class Where(NamedTuple):
+    """The branch a claim is taken on, and its commit."""
+
+    branch: str
+    head: str
+
+
+def _new_record(ctx: Context, feature_id: str, where: Where) -> ClaimRecord:
     return claims.new_record(
         feature_id,
         ctx.root,
-        gitio.branch(ctx.root),
-        base,
+        where.branch,
+        where.head,
         ctx.config.claims.ttl_hours,
         session.current(ctx.git_dir),
         session.clone_id(ctx.common_dir),
     )
 
 
-def passing_on_remote(
-    ctx: Context, feature_list: features.FeatureList, say: Say, behind: tuple[str | None, str]
-) -> set[str]:
-    """Features that pass on the claims remote's branch but not here: nobody should do them
-    again. Says so when this branch is ``behind`` (`remote.behind_line`, fetched already)."""
+class RemoteBranch:
+    """The claims remote's branch as a claim must see it (ADR 0041): whether this branch is
+    behind it (said once) and which features pass there but not here (nobody should do them
+    again). The claim push itself looks at it (`remote.Watch` in ``look``): when it has not
+    moved since it was last fetched, that copy is the truth and nothing more is asked; when
+    it has, it is fetched after the push, and a claim just taken on a feature that passes
+    there is let go again."""
+
+    def __init__(
+        self,
+        ctx: Context,
+        feature_list: features.FeatureList,
+        say: Say,
+        where: Where,
+        look: remote.Watch | None,
+    ) -> None:
+        self.ctx, self.feature_list, self.say = ctx, feature_list, say
+        self.where, self.look = where, look
+        self.said = False
+
+    def _look_again(self) -> None:
+        self.look = remote.watch(self.ctx.root, self.ctx.config.claims, self.where.branch)
+
+    def taken(self) -> dict[str, claims.Claim]:
+        """Every claim now, the remote's branch fetched in the same connection."""
+        held = taken(self.ctx, with_branch=True)
+        self._look_again()
+        return held
+
+    def passing(self, fetch: bool) -> set[str]:
+        """The features that pass on the remote's branch and not here: fetched first, or
+        (not ``fetch``) as last fetched."""
+        if not fetch and self.look is not None and self.look.expected == self.where.head:
+            return set()  # (the remote's branch is this very commit: not behind)
+        settings, branch = self.ctx.config.claims, self.where.branch
+        line, tracking = remote.behind_line(self.ctx.root, settings, fetch=fetch, branch=branch)
+        if fetch:
+            self._look_again()
+        if line is None:
+            return set()
+        if not self.said:
+            self.say(line)
+            self.said = True
+        return passing_on_remote(self.ctx, self.feature_list, tracking)
+
+    def after_push(self) -> set[str]:
+        """After a claim push that carried ``look``: the features that pass there."""
+        if self.look is None:
+            return set()  # (no remote, or no branch there to compare with)
+        return self.passing(fetch=not self.look.current)
+
+    def refuse_if_done(self, feature_id: str, taken_now: LocalClaim | None = None) -> None:
+        """Refuse a feature that passes on the remote's branch, letting go of the claim
+        ``taken_now`` on it first."""
+        if feature_id not in self.after_push():
+            return
+        message = (
+            f"{feature_id} already passes on {self.ctx.config.claims.remote}'s branch; run "
+            f"`shiftkit sync` to catch up, then `shiftkit next`"
+        )
+        if taken_now is None or not taken_now.oid:
+            raise Refused(message)
+        try:
+            _release(self.ctx, feature_id, taken_now.oid)
+        except ShiftkitError as exc:
+            state.save_local_claim(self.ctx.git_dir, taken_now)
+            raise Refused(
+                f"{message} — letting go of the claim just taken on it failed "
+                f"({exc.message}); `shiftkit release` lets it go"
+            ) from None
+        raise Refused(message)
+
+
+def passing_on_remote(ctx: Context, feature_list: features.FeatureList, tracking: str) -> set[str]:
+    """Features that pass on the claims remote's branch (``tracking``, as last fetched) but
+    not here: nobody should do them again."""
     from shiftkit.edge.project import read_features_at
 
-    line, tracking = behind
-    if line is None:
-        return set()
-    say(line)
     try:
         there = read_features_at(ctx.root, tracking, ctx.config.features)
     except BadInput:
@@ -172,11 +255,14 @@ def _claim_next(
     feature_list: features.FeatureList,
     repair: list[str],
     say: Say,
-    done_there: Collection[str] = (),
+    there: RemoteBranch,
 ) -> tuple[ClaimRecord | None, str]:
     """Claim the first feature `next` names; on a lost race, the next one. A claim of this
-    worktree found held (its local record lost) is recovered first."""
-    claimed = taken(ctx)
+    worktree found held (its local record lost) is recovered first. The choice never falls
+    on a feature passing on the remote's branch: the fetch of the claims brings that branch
+    too, and the claim push checks it did not move since (`RemoteBranch`)."""
+    claimed = there.taken()
+    done_there = there.passing(fetch=False)
     if ctx.config.claims.enabled:
         options = features.candidates(feature_list, done_there, repair)
         mine = _own_open_claim(ctx, claimed, options)
@@ -185,7 +271,8 @@ def _claim_next(
             return mine.record, mine.oid
     for attempt in range(CLAIM_TRIES):
         if attempt:
-            claimed = taken(ctx)
+            claimed = there.taken()
+            done_there = there.passing(fetch=False)
         options = features.candidates(feature_list, {*claimed, *done_there}, repair, limit=1)
         if not options:
             if features.all_pass(feature_list):
@@ -198,13 +285,20 @@ def _claim_next(
                 "no feature can be claimed: every open feature is blocked, claimed "
                 "or waiting on a dependency (`shiftkit status`)"
             )
-        record = _new_record(ctx, options[0].id)
+        record = _new_record(ctx, options[0].id, there.where)
         if not ctx.config.claims.enabled:
             return record, ""
         try:
-            return record, _acquire(ctx, record)
+            oid = _acquire(ctx, record, look=there.look)
         except claims.ClaimHeld:
             continue  # another session took it between our look and our claim
+        try:
+            there.refuse_if_done(record.feature, LocalClaim(record, oid))
+        except Refused:
+            if state.local_claim(ctx.git_dir) is not None:
+                raise  # (the claim could not be let go: said, and kept here)
+            continue  # the branch moved since our look, and it passes there now: let go
+        return record, oid
     raise Refused(
         f"lost the race for a feature {CLAIM_TRIES} times in a row; try again "
         f"(`shiftkit claims` shows who holds what)"
@@ -212,16 +306,17 @@ def _claim_next(
 
 
 def _claim_named(
-    ctx: Context, chosen: features.Feature, steal: bool, force: bool
+    ctx: Context, chosen: features.Feature, steal: bool, force: bool, there: RemoteBranch
 ) -> tuple[ClaimRecord, str, str]:
     """One lease push takes a free feature; only a refused one looks at the holder, which
     may be this worktree itself (its local record lost: recovered, not refused)."""
-    record = _new_record(ctx, chosen.id)
+    record = _new_record(ctx, chosen.id, there.where)
+    look = there.look
     if not ctx.config.claims.enabled:
         return record, "", ""
     if not steal:
         try:
-            return record, _acquire(ctx, record), ""
+            return record, _acquire(ctx, record, look=look), ""
         except claims.ClaimHeld as refused:
             existing = refused.claim
             waiting = {row.feature for row in parked(ctx)}
@@ -234,9 +329,9 @@ def _claim_named(
             return existing.record, existing.oid, ""
     stale_one = taken(ctx).get(chosen.id)
     if stale_one is None:
-        return record, _acquire(ctx, record), ""
+        return record, _acquire(ctx, record, look=look), ""
     _require_stale(ctx, stale_one, force)
-    oid = _acquire(ctx, record, replacing=stale_one.oid)
+    oid = _acquire(ctx, record, replacing=stale_one.oid, look=look)
     return record, oid, f"claim taken over (--steal) from {holder(stale_one)}"
 
 

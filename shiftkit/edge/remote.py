@@ -5,9 +5,10 @@ Machines that share nothing but a git remote agree through it alone. A claim is 
 `--force-with-lease=<ref>:` (the server takes it only if the ref does not exist there), read
 from the push's own porcelain output; a steal, a heartbeat or a release is leased on the
 object it replaces. Only a refused push fetches the claims (to name the holder), and only a
-push whose answer never came asks `ls-remote` what is true. The remote's claims are fetched
-into `refs/shiftkit/remote-claims/<remote>/`, so looking never touches the local claim refs
-that the commit hooks compare against.
+push whose answer never came asks `ls-remote` what is true. The same claim push also looks at
+the remote's branch (`Watch`, ADR 0041), so a claim is one round trip unless that branch moved.
+The remote's claims are fetched into `refs/shiftkit/remote-claims/<remote>/`, so looking never
+touches the local claim refs that the commit hooks compare against.
 """
 
 from __future__ import annotations
@@ -77,14 +78,26 @@ def require_remote(root: Path, remote: str) -> None:
         )
 
 
-def fetch(root: Path, remote: str, prefix: str = PREFIX) -> dict[str, claims.Claim]:
-    """The remote's claims now (the mirror is pruned to exactly the server's refs)."""
+def tracking_ref(remote: str, branch: str) -> str:
+    return f"refs/remotes/{remote}/{branch}"
+
+
+def _branch_refspec(remote: str, branch: str) -> str:
+    return f"+refs/heads/{branch}:{tracking_ref(remote, branch)}"
+
+
+def fetch(
+    root: Path, remote: str, prefix: str = PREFIX, branch: str | None = None
+) -> dict[str, claims.Claim]:
+    """The remote's claims now (the mirror is pruned to exactly the server's refs); with
+    ``branch``, that branch too, in the same connection (when the remote has it)."""
     mirror = mirror_prefix(remote)
+    command = ["fetch", "--quiet", "--prune", "--no-tags", remote, f"+{prefix}*:{mirror}*"]
     proc = gitio.run(
-        ["fetch", "--quiet", "--prune", "--no-tags", remote, f"+{prefix}*:{mirror}*"],
-        root,
-        check=False,
+        [*command, _branch_refspec(remote, branch)] if branch else command, root, check=False
     )
+    if proc.returncode != 0 and branch and "couldn't find remote ref" in proc.stderr:
+        proc = gitio.run(command, root, check=False)  # (no such branch there yet)
     if proc.returncode != 0:
         raise Unreachable(remote, "fetch its claims", proc.stderr)
     return {
@@ -112,9 +125,43 @@ def server_oid(root: Path, remote: str, feature_id: str, prefix: str = PREFIX) -
     return oid
 
 
-def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> tuple[str, str, str]:
+class Watch:
+    """The claims remote's branch, looked at by the claim push itself (ADR 0041). The push
+    also sends the branch's id as last fetched, leased on that same id: the lease holds only
+    when the server has exactly that id, so the ref is `[up to date]` and nothing is sent
+    for it; otherwise it is `[rejected] (stale info)`. Either way the branch stays as it is,
+    and ``current`` says whether the last fetch of it is still the truth."""
+
+    def __init__(self, ref: str, expected: str) -> None:
+        self.ref, self.expected = ref, expected
+        self.current = False
+
+    def args(self) -> tuple[list[str], list[str]]:
+        """(the push's lease option, its refspec) for the branch."""
+        return [f"--force-with-lease={self.ref}:{self.expected}"], [f"{self.expected}:{self.ref}"]
+
+
+def watch(root: Path, settings: ClaimsConfig, branch: str | None = None) -> Watch | None:
+    """A look at this branch (``branch``: HEAD's, when known) on the claims remote for the
+    next claim push; None without a remote, a branch, or a fetched copy of the remote's
+    branch to lease on."""
+    if not settings.remote or not settings.enabled:
+        return None
+    branch = branch or gitio.branch(root)
+    if branch is None:
+        return None
+    tracking = tracking_ref(settings.remote, branch)
+    oid = gitio.refs(root, tracking).get(tracking)
+    return Watch(f"refs/heads/{branch}", oid) if oid else None
+
+
+def _push(
+    root: Path, remote: str, refspec: str, ref: str, expected: str, look: Watch | None = None
+) -> tuple[str, str, str]:
     """Push under a lease on ``expected`` ('' = the ref must not exist): (outcome, git's
-    reason, stderr), the outcome read from the push's own porcelain output."""
+    reason, stderr), the outcome read from the push's own porcelain output. With ``look``,
+    the same push tells whether the remote's branch moved (`Watch`)."""
+    options, refspecs = look.args() if look is not None else ([], [])
     proc = gitio.run(
         # --no-verify: a claim ref carries no work, so the pre-push audit has nothing to judge
         [
@@ -122,25 +169,36 @@ def _push(root: Path, remote: str, refspec: str, ref: str, expected: str) -> tup
             "--porcelain",
             "--no-verify",
             f"--force-with-lease={ref}:{expected}",
+            *options,
             remote,
             refspec,
+            *refspecs,
         ],
         root,
         check=False,
     )
+    if look is not None:
+        seen = gitmsg.push_result(proc.stdout, look.ref, proc.returncode)
+        look.current = seen.outcome == gitmsg.PUSHED
     result = gitmsg.push_result(proc.stdout, ref, proc.returncode)
     return result.outcome, result.reason, proc.stderr
 
 
 def acquire(
-    root: Path, remote: str, record: ClaimRecord, expected_old: str = "", prefix: str = PREFIX
+    root: Path,
+    remote: str,
+    record: ClaimRecord,
+    expected_old: str = "",
+    prefix: str = PREFIX,
+    look: Watch | None = None,
 ) -> str:
     """Take the claim on the server in one lease push, then mirror it in the local claim ref
     (which the commit hooks compare against). A lost race raises ClaimHeld naming the
-    server's holder; a refusal by the server's rules raises PolicyRefused (no retry helps)."""
+    server's holder; a refusal by the server's rules raises PolicyRefused (no retry helps).
+    With ``look``, the push also tells whether the remote's branch moved (`Watch`)."""
     oid = claims.claim_object(root, record)
     ref = prefix + record.feature
-    outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old)
+    outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old, look)
     if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
         raise Unreachable(remote, f"push {ref}", stderr)
     if outcome == gitmsg.UNKNOWN:  # it may have reached the server: look, and say what is true
@@ -225,21 +283,31 @@ def refresh(
     return oid
 
 
-def divergence(
-    root: Path, remote: str, branch: str, require_answer: bool = False
-) -> tuple[int, int] | None:
-    """(commits HEAD has that the remote's branch lacks, commits it lacks), after fetching
-    that branch; None when it cannot be fetched (no remote branch yet, or — unless
-    ``require_answer``, which raises `Unreachable` — no answer)."""
-    tracking = f"refs/remotes/{remote}/{branch}"
+def fetch_branch(root: Path, remote: str, branch: str, require_answer: bool = False) -> bool:
+    """Fetch the remote's ``branch`` into its remote-tracking ref; False when it cannot (no
+    such branch there yet, or — unless ``require_answer``, which raises `Unreachable` — no
+    answer)."""
     fetched = gitio.run(
-        ["fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}"],
+        ["fetch", "--quiet", "--no-tags", remote, _branch_refspec(remote, branch)],
         root,
         check=False,
     )
     if fetched.returncode != 0:
         if require_answer and "couldn't find remote ref" not in fetched.stderr:
             raise Unreachable(remote, "reach it", fetched.stderr)
+        return False
+    return True
+
+
+def divergence(
+    root: Path, remote: str, branch: str, require_answer: bool = False, fetch: bool = True
+) -> tuple[int, int] | None:
+    """(commits HEAD has that the remote's branch lacks, commits it lacks), after fetching
+    that branch (unless not ``fetch``: as last fetched); None when it cannot be fetched (no
+    remote branch yet, or — unless ``require_answer``, which raises `Unreachable` — no
+    answer) or was never fetched."""
+    tracking = tracking_ref(remote, branch)
+    if fetch and not fetch_branch(root, remote, branch, require_answer):
         return None
     proc = gitio.run(
         ["rev-list", "--left-right", "--count", f"HEAD...{tracking}"], root, check=False
@@ -265,29 +333,36 @@ def push_branch(root: Path, remote: str, branch: str) -> str | None:
 
 def on_remote(root: Path, remote: str, branch: str, commit: str) -> bool:
     """Whether ``commit`` is in the remote branch as last fetched."""
-    tracking = f"refs/remotes/{remote}/{branch}"
+    tracking = tracking_ref(remote, branch)
     proc = gitio.run(["merge-base", "--is-ancestor", commit, tracking], root, check=False)
     return proc.returncode == 0
 
 
 def behind_line(
-    root: Path, settings: ClaimsConfig, require_answer: bool = False
+    root: Path,
+    settings: ClaimsConfig,
+    require_answer: bool = False,
+    fetch: bool = True,
+    branch: str | None = None,
 ) -> tuple[str | None, str]:
-    """(what to say when this branch is behind the claims remote's, the remote-tracking
-    ref): fetches that branch; nothing to say without a remote, a branch, or (unless
-    ``require_answer``: `Unreachable`) an answer."""
+    """(what to say when this branch (``branch``: HEAD's, when known) is behind the claims
+    remote's, the remote-tracking ref): fetches that branch (unless not ``fetch``: the
+    caller knows the last fetch is current); nothing to say without a remote, a branch, or
+    (unless ``require_answer``: `Unreachable`) an answer."""
     name = settings.remote
-    branch = gitio.branch(root)
-    if not name or branch is None or not settings.enabled:
+    if not name or not settings.enabled:
         return None, ""
-    counts = divergence(root, name, branch, require_answer)
+    branch = branch or gitio.branch(root)
+    if branch is None:
+        return None, ""
+    counts = divergence(root, name, branch, require_answer, fetch)
     if counts is None or counts[1] == 0:
         return None, ""
     ahead, behind = counts
     how = f"{behind} commit{'s' if behind != 1 else ''} behind {name}/{branch}"
     if ahead:
         how += f" (and {ahead} ahead)"
-    return f"{branch} is {how}: `shiftkit sync` catches up", f"refs/remotes/{name}/{branch}"
+    return f"{branch} is {how}: `shiftkit sync` catches up", tracking_ref(name, branch)
 
 
 def keep_alive(root: Path, git_dir: Path, common_dir: Path, claims: ClaimsConfig) -> None:
