@@ -224,14 +224,17 @@ def new(
 @click.option("--operation", default="", help="copier's operation: copy or update.")
 @click.option("--template", default="", help="The template copier rendered (its local copy).")
 @click.option("--template-ref", default="", help="The template's commit copier rendered.")
-def bootstrap(features_import: str, operation: str, template: str, template_ref: str) -> int:
+@click.option("--quiet", is_flag=True, help="copier's --quiet: no template line, no next steps.")
+def bootstrap(
+    features_import: str, operation: str, template: str, template_ref: str, quiet: bool
+) -> int:
     """The template's task: git init, import, install hooks, first commit; or, given copier's
     operation and template, the adoption or merge of shiftkit's part (decision 0037)."""
     from shiftkit.commands import bootstrap as task
     from shiftkit.commands import template_task
 
     if operation:
-        template_task.run(Path.cwd(), operation, template, template_ref, features_import)
+        template_task.run(Path.cwd(), operation, template, template_ref, features_import, quiet)
     else:
         task.bootstrap(Path.cwd(), features_import)
     return OK

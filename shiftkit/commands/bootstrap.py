@@ -119,6 +119,18 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
 
 
+def ready_message(destination: Path) -> str:
+    """What a new scaffold says last (copier's `copy` of a new project, `shiftkit new`)."""
+    import shlex
+
+    return (
+        f"Your shiftkit project is ready in {destination}.\n"
+        f"Next: cd {shlex.quote(str(destination))} && shiftkit start\n"
+        f"(an agent session does this itself: .claude/settings.json runs "
+        f"`shiftkit start --brief`)."
+    )
+
+
 def adopted_already(destination: Path) -> None:
     """`copier recopy`, or a second `shiftkit new` here: shiftkit is committed already. Set up
     what this clone lacks and commit nothing: the re-rendered files are a person's to review."""

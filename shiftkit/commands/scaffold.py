@@ -55,12 +55,14 @@ def new(
         adopt.adopt(
             destination, answers, defaults=defaults, overwrite=overwrite, quiet=quiet, source=source
         )
+        if not quiet:  # no task ran: the adoption renders into a scratch folder
+            local = Path(source.path) if Path(source.path).is_dir() else None
+            print(render.recorded_line(destination, local, source.vcs_ref), file=sys.stderr)
     else:
+        # copier's "Copying from template version" line is dropped; the task says which.
         render.copy_template(
             destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
         )
-    if not quiet:
-        print(render.describe(source), file=sys.stderr)  # copier's own line says None for a copy
 
 
 def _refuse_without_shiftkit_on_path() -> None:

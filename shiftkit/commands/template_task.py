@@ -16,6 +16,7 @@ part into those files with the code `shiftkit new` adopts with:
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from shiftkit.commands import adopt, bootstrap, render
@@ -30,14 +31,26 @@ OPERATIONS = ("copy", "update")
 
 
 def run(
-    destination: Path, operation: str, template: str, ref: str, features_import: str = ""
+    destination: Path,
+    operation: str,
+    template: str,
+    ref: str,
+    features_import: str = "",
+    quiet: bool = False,
 ) -> None:
+    """``operation``: copier's, which is "copy" for a `recopy` too; each case prints its own
+    closing lines, once (copier.yml has no `_message_after_copy`: it cannot tell them apart)."""
     if operation not in OPERATIONS:
         raise BadInput(f"--operation {operation!r}: expected one of {', '.join(OPERATIONS)}")
     destination = destination.resolve()
     top = _is_repository_top(destination)
     if operation == "update" and not top:
         return  # one of copier's scratch renders during an update
+    if operation == "update":
+        quiet = False  # copier renders an update's final copy quietly, whatever the user asked
+    if not quiet:
+        line = render.recorded_line(destination, Path(template) if template else None, ref)
+        print(line, file=sys.stderr, flush=True)
     source = render.Source(template, ref or None, True, {})
     answers = render.recorded_answers(destination)
     if operation == "copy" and (not top or gitio.head_oid(destination) is None):
@@ -46,6 +59,8 @@ def run(
                 destination, adopt.render(destination, answers, source=source, defaults=True)
             )
         bootstrap.bootstrap(destination, features_import)
+        if not quiet:
+            print(bootstrap.ready_message(destination))
         return
     rendered = adopt.render(destination, answers, source=source, defaults=True)
     adopted = gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None
@@ -53,6 +68,11 @@ def run(
         merge_into(destination, rendered)
         if operation == "copy":
             bootstrap.adopted_already(destination)
+        else:
+            print(
+                f"{destination}: updated from the template, nothing committed; review the "
+                f"changes (`git diff`) and commit what you keep (the hooks judge that commit)"
+            )
         return
     copied = (destination / ANSWERS_FILE).read_bytes()
     created = created_by_copy(destination, rendered)
@@ -66,7 +86,7 @@ def run(
             f"your changes, then copy again"
         )
     data: dict[str, object] = {**answers, "features_import": features_import}
-    adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered)
+    adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered, quiet=quiet)
 
 
 # What each mergeable file holds once shiftkit's part is in it.
