@@ -559,7 +559,11 @@ def check(jobs: int | None, no_demote: bool, as_json: bool) -> int:
 
 @cli.command()
 @click.option(
-    "-m", "--message", "summary", required=True, help="What changed (the commit subject)."
+    "-m",
+    "--message",
+    "summary",
+    required=True,
+    help="What changed: the commit subject, after the feature's id (`F012: ...`).",
 )
 @click.option("--note", help="More for the log entry: what is next, what to watch out for.")
 def finish(summary: str, note: str | None) -> int:
@@ -572,7 +576,10 @@ def finish(summary: str, note: str | None) -> int:
 @cli.command()
 @click.option("--reason", required=True, help="Why the attempt failed.")
 def revert(reason: str) -> int:
-    """Restore the claim's base commit, count the attempt, log it."""
+    """Give up the attempt: back to the claim's base commit, count the attempt, log it.
+
+    The attempt's changes are discarded: commits since the claim, uncommitted edits and
+    untracked files (ignored files stay). Save what you want to keep elsewhere first."""
     from shiftkit.commands import shift
 
     return shift.revert(_context(), reason, _say)

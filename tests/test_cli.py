@@ -368,3 +368,10 @@ def test_the_suite_finds_this_interpreters_shiftkit_by_name() -> None:
     assert os.environ["PATH"].split(os.pathsep).count(first) == 1
     found = shutil.which("shiftkit")
     assert found is not None and Path(found).parent == Path(first)
+
+
+def test_revert_and_finish_help_say_what_happens_to_the_work(tmp_path: Path) -> None:
+    revert = " ".join(shiftkit(tmp_path, "revert", "--help").stdout.split())
+    assert "changes are discarded" in revert and "untracked files" in revert
+    finish = " ".join(shiftkit(tmp_path, "finish", "--help").stdout.split())
+    assert "after the feature's id (`F012: ...`)" in finish

@@ -228,3 +228,13 @@ def test_copy_recopy_and_update_each_close_once_with_their_own_words(
     assert "is ready in" not in output and "is a shiftkit project already" not in output, output
     assert output.count("updated from the template") == 1, output
     assert template_lines(output) == [f"template: {template} at v0.9.1 (shiftkit {__version__})"]
+
+
+def test_new_adopting_a_repository_tells_the_same_one_version(tmp_path: Path) -> None:
+    root = users_repository(tmp_path / "app")
+    made = shiftkit(tmp_path, "new", "app", "--defaults")
+    assert made.returncode == 0, made.output
+    answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
+    expected = f"template: {REPO_ROOT} at {answers['_commit']} (shiftkit {__version__})"
+    assert template_lines(made.output) == [expected], made.output
+    assert made.stdout.count("Next:") == 1 and made.stdout.rstrip().endswith("shiftkit start")

@@ -52,12 +52,17 @@ def new(
     from shiftkit.commands import adopt
 
     if adopt.is_adoption(destination):
+        # No task runs (the adoption renders into a scratch folder): the line is said here.
+        local = Path(source.path) if Path(source.path).is_dir() else None
         adopt.adopt(
-            destination, answers, defaults=defaults, overwrite=overwrite, quiet=quiet, source=source
+            destination,
+            answers,
+            defaults=defaults,
+            overwrite=overwrite,
+            quiet=quiet,
+            source=source,
+            template_line=lambda: render.recorded_line(destination, local, source.vcs_ref),
         )
-        if not quiet:  # no task ran: the adoption renders into a scratch folder
-            local = Path(source.path) if Path(source.path).is_dir() else None
-            print(render.recorded_line(destination, local, source.vcs_ref), file=sys.stderr)
     else:
         # copier's "Copying from template version" line is dropped; the task says which.
         render.copy_template(
