@@ -238,3 +238,20 @@ def test_new_adopting_a_repository_tells_the_same_one_version(tmp_path: Path) ->
     expected = f"template: {REPO_ROOT} at {answers['_commit']} (shiftkit {__version__})"
     assert template_lines(made.output) == [expected], made.output
     assert made.stdout.count("Next:") == 1 and made.stdout.rstrip().endswith("shiftkit start")
+
+
+def test_a_relative_template_path_is_said_at_the_copy(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    """`copier copy template app` records the path as given, which `copier update` later reads
+    from the project's folder and cannot find: the copy says so (an absolute path: nothing)."""
+    git_ok(tmp_path, "clone", "-q", str(tagged_template), str(tmp_path / "template"))
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", "template", "app")
+    assert code == 0, output
+    said = " ".join(output.split())
+    assert "records the template as 'template', a path relative to where copier ran" in said
+    code, output = copier(
+        tmp_path, "copy", "--trust", "--defaults", str(tmp_path / "template"), "b"
+    )
+    assert code == 0, output
+    assert "a path relative to" not in output

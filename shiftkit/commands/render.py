@@ -134,17 +134,21 @@ def template_line(source: str, commit: str, version: str | None) -> str:
     return f"{where} (shiftkit {version})" if version else where
 
 
-def recorded_line(destination: Path, template: Path | None, ref: str | None = None) -> str:
-    """The template line for a project, from what its answers file records for
-    `copier update`; the version read from ``template`` (the copy copier rendered)."""
+def recorded_answers_raw(destination: Path) -> dict[str, object]:
+    """Everything a project's `.copier-answers.yml` holds, copier's own keys included."""
     import yaml
 
     try:
         answers = yaml.safe_load((destination / ".copier-answers.yml").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        answers = None
-    if not isinstance(answers, dict):
-        answers = {}
+        return {}
+    return answers if isinstance(answers, dict) else {}
+
+
+def recorded_line(destination: Path, template: Path | None, ref: str | None = None) -> str:
+    """The template line for a project, from what its answers file records for
+    `copier update`; the version read from ``template`` (the copy copier rendered)."""
+    answers = recorded_answers_raw(destination)
     version = template_version(template, ref) if template is not None else None
     source = str(answers.get("_src_path") or (template or "the template"))
     return template_line(source, str(answers.get("_commit") or ""), version)

@@ -48,6 +48,8 @@ def run(
         return  # one of copier's scratch renders during an update
     if operation == "update":
         quiet = False  # copier renders an update's final copy quietly, whatever the user asked
+    else:
+        warn_relative_source(destination)
     if not quiet:
         line = render.recorded_line(destination, Path(template) if template else None, ref)
         print(line, file=sys.stderr, flush=True)
@@ -87,6 +89,29 @@ def run(
         )
     data: dict[str, object] = {**answers, "features_import": features_import}
     adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered, quiet=quiet)
+
+
+def warn_relative_source(destination: Path) -> None:
+    """copier records a template path as given; a relative one (`copier copy src app`) names
+    nothing from the project's folder, where `copier update` reads it. The task cannot make it
+    absolute: copier runs it through `sh` in the project, and both the folder copier was
+    started in and the shell's $PWD are gone by then. So it is said, once, at the copy."""
+    source = str(render.recorded_answers_raw(destination).get("_src_path") or "")
+    if _relative_local(source):
+        print(
+            f"shiftkit: {ANSWERS_FILE} records the template as {source!r}, a path relative to "
+            f"where copier ran, which `copier update` cannot find from {destination}; copy "
+            f"from an absolute path or a URL, or set `_src_path` in {ANSWERS_FILE} to one",
+            file=sys.stderr,
+        )
+
+
+def _relative_local(source: str) -> bool:
+    if not source or Path(source).is_absolute() or "://" in source:
+        return False
+    if source.startswith(("gh:", "gl:", "git@", "~")):
+        return False
+    return ":" not in source.split("/", 1)[0]  # host:path is scp-like git
 
 
 # What each mergeable file holds once shiftkit's part is in it.
