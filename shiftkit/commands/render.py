@@ -13,7 +13,7 @@ from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
 
 def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
     """``--data KEY=VALUE`` pairs, checked against the template's questions."""
-    questions = question_names()
+    questions = question_names(asked_only=True)
     data: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -28,11 +28,18 @@ def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
     return data
 
 
-def question_names() -> set[str]:
+def question_names(asked_only: bool = False) -> set[str]:
+    """The template's questions; ``asked_only``: without the hidden ones (`when: false`),
+    which shiftkit answers itself (`--features` sets `features_import`)."""
     import yaml
 
     spec = yaml.safe_load((template_root() / "copier.yml").read_text(encoding="utf-8"))
-    return {key for key in spec if not key.startswith("_")}
+    return {
+        key
+        for key, question in spec.items()
+        if not key.startswith("_")
+        and not (asked_only and isinstance(question, dict) and question.get("when") is False)
+    }
 
 
 class Source(NamedTuple):
