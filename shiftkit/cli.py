@@ -224,14 +224,17 @@ def new(
 @click.option("--operation", default="", help="copier's operation: copy or update.")
 @click.option("--template", default="", help="The template copier rendered (its local copy).")
 @click.option("--template-ref", default="", help="The template's commit copier rendered.")
-def bootstrap(features_import: str, operation: str, template: str, template_ref: str) -> int:
+@click.option("--quiet", is_flag=True, help="copier's --quiet: no template line, no next steps.")
+def bootstrap(
+    features_import: str, operation: str, template: str, template_ref: str, quiet: bool
+) -> int:
     """The template's task: git init, import, install hooks, first commit; or, given copier's
     operation and template, the adoption or merge of shiftkit's part (decision 0037)."""
     from shiftkit.commands import bootstrap as task
     from shiftkit.commands import template_task
 
     if operation:
-        template_task.run(Path.cwd(), operation, template, template_ref, features_import)
+        template_task.run(Path.cwd(), operation, template, template_ref, features_import, quiet)
     else:
         task.bootstrap(Path.cwd(), features_import)
     return OK
@@ -577,7 +580,11 @@ def check(jobs: int | None, no_demote: bool, as_json: bool, isolated: bool) -> i
 
 @cli.command()
 @click.option(
-    "-m", "--message", "summary", required=True, help="What changed (the commit subject)."
+    "-m",
+    "--message",
+    "summary",
+    required=True,
+    help="What changed: the commit subject, after the feature's id (`F012: ...`).",
 )
 @click.option("--note", help="More for the log entry: what is next, what to watch out for.")
 def finish(summary: str, note: str | None) -> int:
@@ -590,7 +597,10 @@ def finish(summary: str, note: str | None) -> int:
 @cli.command()
 @click.option("--reason", required=True, help="Why the attempt failed.")
 def revert(reason: str) -> int:
-    """Restore the claim's base commit, count the attempt, log it."""
+    """Give up the attempt: back to the claim's base commit, count the attempt, log it.
+
+    The attempt's changes are discarded: commits since the claim, uncommitted edits and
+    untracked files (ignored files stay). Save what you want to keep elsewhere first."""
     from shiftkit.commands import shift
 
     return shift.revert(_context(), reason, _say)

@@ -170,6 +170,14 @@ BAD_INPUT = [
         "--data 'colour=red': unknown question 'colour'",
     ),
     (
+        None,  # a hidden question is shiftkit's to answer, and not offered as known
+        ["new", "elsewhere", "--defaults", "--data", "template_origin=x"],
+        2,
+        "known: ci, ci_install, goal, hook_repository, hook_rev, hook_source, install_command, "
+        "people_policy, people_signer, progress_file, project_name, smoke_command, "
+        "start_command, verify_command",
+    ),
+    (
         None,
         ["new", "elsewhere", "--defaults", "--data", "nonsense"],
         2,
@@ -368,3 +376,10 @@ def test_the_suite_finds_this_interpreters_shiftkit_by_name() -> None:
     assert os.environ["PATH"].split(os.pathsep).count(first) == 1
     found = shutil.which("shiftkit")
     assert found is not None and Path(found).parent == Path(first)
+
+
+def test_revert_and_finish_help_say_what_happens_to_the_work(tmp_path: Path) -> None:
+    revert = " ".join(shiftkit(tmp_path, "revert", "--help").stdout.split())
+    assert "changes are discarded" in revert and "untracked files" in revert
+    finish = " ".join(shiftkit(tmp_path, "finish", "--help").stdout.split())
+    assert "after the feature's id (`F012: ...`)" in finish

@@ -80,7 +80,9 @@ def pristine_v1_project(
             "v1",
         )
         assert made.returncode == 0, made.output
-        assert f"template: {template_repo_v1_v2} at v1 (v1)" in made.stderr  # the version used
+        used = f"template: {template_repo_v1_v2} at v1 (shiftkit {__version__})"
+        assert used in made.stderr  # the one version line
+        assert "Copying from template version" not in made.stderr
         agents = target / "AGENTS.md"
         agents.write_text(agents.read_text() + "\n## Project notes\n\nUse tabs.\n")
         write(target / "app.py", "print('hello')\n")

@@ -10,8 +10,20 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import git, git_ok, isolated_environment, run, snapshot_repository, write
+import yaml
+from conftest import (
+    REPO_ROOT,
+    git,
+    git_ok,
+    isolated_environment,
+    run,
+    shiftkit,
+    snapshot_repository,
+    write,
+)
 from test_adopt import hook_log as hook_log  # (the autouse fixture, shared with test_adopt)
+
+from shiftkit import __version__
 
 USER_AGENTS = "# Our agents\n\nUse tabs, never spaces.\n"
 USER_PRE_COMMIT = """\
@@ -162,3 +174,84 @@ def test_a_hook_refusing_copier_copys_adoption_leaves_the_repository_as_it_was(
     assert sorted(after) == sorted(files)
     assert [name for name in files if files[name] != after[name]] in ([], [".git/index"])
     assert git_ok(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def template_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("template: ")]
+
+
+def test_new_from_a_checkout_without_tags_tells_one_version(tmp_path: Path) -> None:
+    """`shiftkit new` from a local checkout without tags (this one, as the tests run): one
+    line names the recorded source, its commit and shiftkit's version; copier's guess from
+    tags (`None`, `0.0.0.post...`) is not shown; the workflow pins that same version."""
+    made = shiftkit(tmp_path, "new", "todo", "--defaults")
+    assert made.returncode == 0, made.output
+    answers = yaml.safe_load((tmp_path / "todo" / ".copier-answers.yml").read_text())
+    assert answers["_src_path"] == str(REPO_ROOT)
+    expected = f"template: {REPO_ROOT} at {answers['_commit']} (shiftkit {__version__})"
+    assert template_lines(made.output) == [expected], made.output
+    assert "Copying from template version" not in made.output
+    assert "None" not in made.output and "0.0.0" not in made.output
+    assert made.output.count("is ready in") == 1
+    workflow = (tmp_path / "todo" / ".github" / "workflows" / "shiftkit-audit.yml").read_text()
+    assert f'"shiftkit=={__version__}"' in workflow
+    assert shiftkit(tmp_path, "--version").stdout.split()[-1] == __version__
+
+
+def test_copy_recopy_and_update_each_close_once_with_their_own_words(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    template = tmp_path / "template"
+    git_ok(tmp_path, "clone", "-q", str(tagged_template), str(template))
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", str(template), "todo")
+    assert code == 0, output
+    root = tmp_path / "todo"
+    assert template_lines(output) == [f"template: {template} at v0.9.0 (shiftkit {__version__})"]
+    assert output.count("is ready in") == 1 and output.count("Next:") == 1, output
+
+    code, output = copier(root, "recopy", "--trust", "--defaults", "--overwrite")
+    assert code == 0, output
+    assert "is ready in" not in output and "Next:" not in output, output
+    assert output.count("is a shiftkit project already") == 1, output
+    git_ok(root, "checkout", "-q", "--", ".")
+
+    agents = template / "template" / "AGENTS.md.jinja"
+    text = agents.read_text().replace(
+        "## The shift routine", "Template v0.9.1 was here.\n\n## The shift routine"
+    )
+    agents.write_text(text)
+    git_ok(template, "commit", "-q", "-am", "Template v0.9.1")
+    git_ok(template, "tag", "v0.9.1")
+    code, output = copier(root, "update", "--trust", "--defaults")
+    assert code == 0, output
+    assert "Template v0.9.1 was here." in (root / "AGENTS.md").read_text()
+    assert "is ready in" not in output and "is a shiftkit project already" not in output, output
+    assert output.count("updated from the template") == 1, output
+    assert template_lines(output) == [f"template: {template} at v0.9.1 (shiftkit {__version__})"]
+
+
+def test_new_adopting_a_repository_tells_the_same_one_version(tmp_path: Path) -> None:
+    root = users_repository(tmp_path / "app")
+    made = shiftkit(tmp_path, "new", "app", "--defaults")
+    assert made.returncode == 0, made.output
+    answers = yaml.safe_load((root / ".copier-answers.yml").read_text())
+    expected = f"template: {REPO_ROOT} at {answers['_commit']} (shiftkit {__version__})"
+    assert template_lines(made.output) == [expected], made.output
+    assert made.stdout.count("Next:") == 1 and made.stdout.rstrip().endswith("shiftkit start")
+
+
+def test_a_relative_template_path_is_said_at_the_copy(
+    tagged_template: Path, tmp_path: Path
+) -> None:
+    """`copier copy template app` records the path as given, which `copier update` later reads
+    from the project's folder and cannot find: the copy says so (an absolute path: nothing)."""
+    git_ok(tmp_path, "clone", "-q", str(tagged_template), str(tmp_path / "template"))
+    code, output = copier(tmp_path, "copy", "--trust", "--defaults", "template", "app")
+    assert code == 0, output
+    said = " ".join(output.split())
+    assert "records the template as 'template', a path relative to where copier ran" in said
+    code, output = copier(
+        tmp_path, "copy", "--trust", "--defaults", str(tmp_path / "template"), "b"
+    )
+    assert code == 0, output
+    assert "a path relative to" not in output

@@ -19,6 +19,7 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     assert "$ shiftkit run --agent '" in result.stdout
     # the start check before the first shift: the smoke test fails until F000 makes the package
     assert ("start check: smoke failed (exit 1 from `./init.sh smoke`: …") in result.stdout
+    assert "(expected: the first start check's smoke test fails" in result.stdout  # said so
     assert (
         "ModuleNotFoundError: No module named 'todo'); the session's `shiftkit start` shows it"
     ) in result.stdout

@@ -149,3 +149,13 @@ def test_the_readme_feature_list_example_is_valid_and_every_field_is_explained(
         assert f"| `{field}` |" in section, field
     for command in ("shiftkit add", "shiftkit new DIR --features FILE", "shiftkit import FILE"):
         assert command in section
+
+
+def test_the_readme_names_the_help_sections_as_help_shows_them() -> None:
+    from shiftkit.cli import SECTIONS
+
+    titles = [re.sub(r" \(.*\)$", "", title) for title, _ in SECTIONS]
+    named = ", ".join(title[0].lower() + title[1:] for title in titles)
+    count = {3: "three", 4: "four", 5: "five"}[len(titles)]
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert f"`shiftkit --help` lists them in {count} sections — {named} —" in text

@@ -367,3 +367,13 @@ def test_the_workflow_uploads_the_report_after_the_verdict(scaffold: Path, tmp_p
     result = run(["bash", "-e", "-c", line], scaffold, env=env)
     assert result.returncode == 0, result.output
     assert "<b>F000</b>" in (tmp_path / "report/shiftkit-report.html").read_text()
+
+
+def test_a_page_left_untracked_in_the_work_tree_is_named(scaffold: Path, tmp_path: Path) -> None:
+    """`report`'s default page lands in the project, where `finish` (`git add -A`) would commit
+    it and the Stop hook counts it as dirty: it says so; a page elsewhere, or ignored, is quiet."""
+    said = " ".join(ok(scaffold, "report").split())
+    assert "report.html is an untracked file of the work tree, which `finish` commits" in said
+    assert "untracked file" not in ok(scaffold, "report", "-o", str(tmp_path / "page.html"))
+    write(scaffold / ".git" / "info" / "exclude", "report.html\n")
+    assert "untracked file" not in ok(scaffold, "report")

@@ -7,8 +7,10 @@ the first write puts every file, the index, git's config and hooks back as they 
 
 from __future__ import annotations
 
+import shlex
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from shiftkit.commands import bootstrap
@@ -74,10 +76,12 @@ def adopt(
     overwrite: bool = False,
     quiet: bool = False,
     rendered: dict[str, tuple[bytes, int]] | None = None,
+    template_line: Callable[[], str] | None = None,
 ) -> None:
     """``destination``: an existing, non-empty directory; a repository's tree must be clean
     (checked by the caller, before this). ``rendered``: the template's files, when the caller
-    rendered them already (copier's task)."""
+    rendered them already (copier's task). ``template_line``: what to say of the template,
+    once the answers file is written, before the closing lines."""
     from shiftkit.edge import gitio
 
     if not gitio.has_identity(destination):
@@ -115,10 +119,12 @@ def adopt(
                 f"{exc.message}; adoption undone, the directory is as it was", exc.exit_code
             ) from None
     if not quiet:
+        if template_line is not None:
+            print(template_line(), file=sys.stderr, flush=True)
         for step in steps:
             if step.action != adoption.SAME:
                 print(f"{step.action:>10}  {step.path}", file=sys.stderr)
         print(
             f"shiftkit is adopted in {destination}, your files merged, not replaced.\n"
-            f"Next: cd {destination} && shiftkit start"
+            f"Next: cd {shlex.quote(str(destination))} && shiftkit start"
         )

@@ -119,6 +119,30 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
 
 
+def ready_message(destination: Path) -> str:
+    """What a new scaffold says last (copier's `copy` of a new project, `shiftkit new`)."""
+    import shlex
+
+    lines = [
+        f"Your shiftkit project is ready in {destination}.",
+        f"Next: cd {shlex.quote(str(destination))} && shiftkit start",
+    ]
+    hooks = [name for name in HARNESS_HOOKS if (destination / name).is_file()]
+    if hooks:
+        runs = "runs" if len(hooks) == 1 else "run"
+        lines.append(
+            f"(an agent session does this itself: {' and '.join(hooks)} {runs} "
+            f"`shiftkit start --brief`"
+            + ("; Codex CLI runs its hooks once you trust them" if CODEX_HOOKS in hooks else "")
+            + ")."
+        )
+    return "\n".join(lines)
+
+
+CODEX_HOOKS = ".codex/hooks.json"
+HARNESS_HOOKS = (".claude/settings.json", CODEX_HOOKS)
+
+
 def adopted_already(destination: Path) -> None:
     """`copier recopy`, or a second `shiftkit new` here: shiftkit is committed already. Set up
     what this clone lacks and commit nothing: the re-rendered files are a person's to review."""

@@ -140,6 +140,11 @@ def run(directory: Path | None) -> int:
     _title("Four shifts through `shiftkit run`, with a scripted stand-in for the agent")
     agent = target.parent / "stand-in-agent.py"
     agent.write_text(STAND_IN_AGENT, encoding="utf-8")
+    print(
+        "  (expected: the first start check's smoke test fails, as there is no `todo` package "
+        "yet; making it is F000, the first shift's feature)",
+        flush=True,
+    )
     shell.shiftkit("run", "--agent", f"{sys.executable} {agent}", "--max-sessions", "6")
 
     _title("The hooks refuse what the protocol forbids")

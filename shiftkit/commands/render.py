@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TextIO
 
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
@@ -11,7 +13,7 @@ from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
 
 def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
     """``--data KEY=VALUE`` pairs, checked against the template's questions."""
-    questions = question_names()
+    questions = question_names(asked_only=True)
     multiselect = multiselect_questions()
     data: dict[str, str] = {}
     for pair in pairs:
@@ -36,8 +38,15 @@ def _spec() -> dict[str, object]:
     return spec if isinstance(spec, dict) else {}
 
 
-def question_names() -> set[str]:
-    return {key for key in _spec() if not key.startswith("_")}
+def question_names(asked_only: bool = False) -> set[str]:
+    """The template's questions; ``asked_only``: without the hidden ones (`when: false`),
+    which shiftkit answers itself (`--features` sets `features_import`)."""
+    return {
+        key
+        for key, question in _spec().items()
+        if not key.startswith("_")
+        and not (asked_only and isinstance(question, dict) and question.get("when") is False)
+    }
 
 
 def multiselect_questions() -> set[str]:
@@ -118,25 +127,77 @@ def origin_of(info: dict[str, object]) -> tuple[str, str] | None:
     return None
 
 
-def describe(source: Source) -> str:
-    """The template a copy uses, in one line."""
-    if source.record:
-        return (
-            f"template: the copy bundled with shiftkit, recorded for `copier update` as "
-            f"{source.record['template_origin']} at {source.record['template_origin_ref']}"
-        )
+VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"$', re.MULTILINE)
+
+
+def template_version(template: Path, ref: str | None = None) -> str | None:
+    """The shiftkit version a template source is part of: ``__version__`` in its
+    ``shiftkit/__init__.py`` (at ``ref`` in a git checkout), or, for the copy bundled in the
+    package, the package's own; None when the source holds neither (decision 0042)."""
     from shiftkit.edge import gitio
 
-    ref = source.vcs_ref or "its newest tag"
-    if Path(source.path).is_dir():
-        described = gitio.run(
-            ["describe", "--tags", "--always", source.vcs_ref or "HEAD"],
-            Path(source.path),
-            check=False,
-        )
-        if described.returncode == 0 and described.stdout.strip():
-            ref = f"{ref} ({described.stdout.strip()})"
-    return f"template: {source.path} at {ref}"
+    if ref and (template / ".git").exists():
+        shown = gitio.run(["show", f"{ref}:shiftkit/__init__.py"], template, check=False)
+        text = shown.stdout if shown.returncode == 0 else ""
+    else:
+        candidates = [template / "shiftkit" / "__init__.py"]
+        if template.name == "_template":
+            candidates.append(template.parent / "__init__.py")
+        found = [path for path in candidates if path.is_file()]
+        text = found[0].read_text(encoding="utf-8", errors="replace") if found else ""
+    match = VERSION_LINE.search(text)
+    return match.group(1) if match else None
+
+
+def template_line(source: str, commit: str, version: str | None) -> str:
+    """What a copy says of its template, once: where from, which commit, which version. The
+    version is shiftkit's (`shiftkit --version`, the workflow's pinned `ci_install`); copier's
+    own "Copying from template version" guess from git tags is not shown (decision 0042)."""
+    where = f"template: {source} at {commit}" if commit else f"template: {source}"
+    return f"{where} (shiftkit {version})" if version else where
+
+
+def recorded_answers_raw(destination: Path) -> dict[str, object]:
+    """Everything a project's `.copier-answers.yml` holds, copier's own keys included."""
+    import yaml
+
+    try:
+        answers = yaml.safe_load((destination / ".copier-answers.yml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return answers if isinstance(answers, dict) else {}
+
+
+def recorded_line(destination: Path, template: Path | None, ref: str | None = None) -> str:
+    """The template line for a project, from what its answers file records for
+    `copier update`; the version read from ``template`` (the copy copier rendered)."""
+    answers = recorded_answers_raw(destination)
+    version = template_version(template, ref) if template is not None else None
+    source = str(answers.get("_src_path") or (template or "the template"))
+    return template_line(source, str(answers.get("_commit") or ""), version)
+
+
+class _WithoutCopiersVersion:
+    """Standard error as copier writes it, minus its "Copying from template version ..."
+    line: a guess from the template's git tags (None for the bundled copy, `0.0.0.post...`
+    in a clone without tags). The template's task says the version instead."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._dropped = False
+
+    def write(self, text: str) -> int:
+        if text.lstrip("\n").startswith("Copying from template version"):
+            self._dropped = True
+            return len(text)
+        if self._dropped and text == "\n":  # print()'s line end of the dropped line
+            self._dropped = False
+            return len(text)
+        self._dropped = False
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
 
 
 def copy_template(
@@ -151,12 +212,16 @@ def copy_template(
 ) -> None:
     """copier's copy of the template into ``destination``; ``skip_tasks``: render only,
     without the setup task (adoption renders into a scratch folder)."""
+    import contextlib
     import warnings
 
     import copier
 
     try:
-        with warnings.catch_warnings():
+        with (
+            warnings.catch_warnings(),
+            contextlib.redirect_stderr(_WithoutCopiersVersion(sys.stderr)),  # type: ignore[type-var]
+        ):
             warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
             copier.run_copy(
                 source.path,

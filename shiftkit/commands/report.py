@@ -116,6 +116,12 @@ def report_cmd(ctx: Context, output: Path, as_json: bool, say: Say) -> int:
     page = render(build(ctx), pygal)
     write(output, page)
     say(f"report: {output} ({len(page.encode()) // 1024 + 1} KiB; opens from disk)")
+    if untracked_in_work_tree(ctx.root, output):
+        say(
+            f"report: {output} is an untracked file of the work tree, which `finish` commits "
+            f"(`git add -A`) and the Stop hook counts as dirty; delete it, ignore it, or write "
+            f"it elsewhere with -o"
+        )
     return 0
 
 
@@ -459,3 +465,19 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
         + "".join(f'<p class="note">{_e(n)}</p>' for n in notes)
         + "</main></body></html>\n"
     )
+
+
+def untracked_in_work_tree(root: Path, output: Path) -> bool:
+    """Whether ``output`` is a file of the work tree that git neither tracks nor ignores."""
+    from shiftkit.edge import gitio
+
+    try:
+        relative = output.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    listed = gitio.run(
+        ["ls-files", "--others", "--exclude-standard", "--", relative.as_posix()],
+        root,
+        check=False,
+    )
+    return bool(listed.stdout.strip())

@@ -52,15 +52,22 @@ def new(
     from shiftkit.commands import adopt
 
     if adopt.is_adoption(destination):
+        # No task runs (the adoption renders into a scratch folder): the line is said here.
+        local = Path(source.path) if Path(source.path).is_dir() else None
         adopt.adopt(
-            destination, answers, defaults=defaults, overwrite=overwrite, quiet=quiet, source=source
+            destination,
+            answers,
+            defaults=defaults,
+            overwrite=overwrite,
+            quiet=quiet,
+            source=source,
+            template_line=lambda: render.recorded_line(destination, local, source.vcs_ref),
         )
     else:
+        # copier's "Copying from template version" line is dropped; the task says which.
         render.copy_template(
             destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
         )
-    if not quiet:
-        print(render.describe(source), file=sys.stderr)  # copier's own line says None for a copy
 
 
 def _refuse_without_shiftkit_on_path() -> None:

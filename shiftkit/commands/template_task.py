@@ -16,6 +16,7 @@ part into those files with the code `shiftkit new` adopts with:
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from shiftkit.commands import adopt, bootstrap, render
@@ -30,14 +31,28 @@ OPERATIONS = ("copy", "update")
 
 
 def run(
-    destination: Path, operation: str, template: str, ref: str, features_import: str = ""
+    destination: Path,
+    operation: str,
+    template: str,
+    ref: str,
+    features_import: str = "",
+    quiet: bool = False,
 ) -> None:
+    """``operation``: copier's, which is "copy" for a `recopy` too; each case prints its own
+    closing lines, once (copier.yml has no `_message_after_copy`: it cannot tell them apart)."""
     if operation not in OPERATIONS:
         raise BadInput(f"--operation {operation!r}: expected one of {', '.join(OPERATIONS)}")
     destination = destination.resolve()
     top = _is_repository_top(destination)
     if operation == "update" and not top:
         return  # one of copier's scratch renders during an update
+    if operation == "update":
+        quiet = False  # copier renders an update's final copy quietly, whatever the user asked
+    else:
+        warn_relative_source(destination)
+    if not quiet:
+        line = render.recorded_line(destination, Path(template) if template else None, ref)
+        print(line, file=sys.stderr, flush=True)
     source = render.Source(template, ref or None, True, {})
     answers = render.recorded_answers(destination)
     if operation == "copy" and (not top or gitio.head_oid(destination) is None):
@@ -46,6 +61,8 @@ def run(
                 destination, adopt.render(destination, answers, source=source, defaults=True)
             )
         bootstrap.bootstrap(destination, features_import)
+        if not quiet:
+            print(bootstrap.ready_message(destination))
         return
     rendered = adopt.render(destination, answers, source=source, defaults=True)
     adopted = gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None
@@ -53,6 +70,11 @@ def run(
         merge_into(destination, rendered)
         if operation == "copy":
             bootstrap.adopted_already(destination)
+        else:
+            print(
+                f"{destination}: updated from the template, nothing committed; review the "
+                f"changes (`git diff`) and commit what you keep (the hooks judge that commit)"
+            )
         return
     copied = (destination / ANSWERS_FILE).read_bytes()
     created = created_by_copy(destination, rendered)
@@ -66,7 +88,30 @@ def run(
             f"your changes, then copy again"
         )
     data: dict[str, object] = {**answers, "features_import": features_import}
-    adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered)
+    adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered, quiet=quiet)
+
+
+def warn_relative_source(destination: Path) -> None:
+    """copier records a template path as given; a relative one (`copier copy src app`) names
+    nothing from the project's folder, where `copier update` reads it. The task cannot make it
+    absolute: copier runs it through `sh` in the project, and both the folder copier was
+    started in and the shell's $PWD are gone by then. So it is said, once, at the copy."""
+    source = str(render.recorded_answers_raw(destination).get("_src_path") or "")
+    if _relative_local(source):
+        print(
+            f"shiftkit: {ANSWERS_FILE} records the template as {source!r}, a path relative to "
+            f"where copier ran, which `copier update` cannot find from {destination}; copy "
+            f"from an absolute path or a URL, or set `_src_path` in {ANSWERS_FILE} to one",
+            file=sys.stderr,
+        )
+
+
+def _relative_local(source: str) -> bool:
+    if not source or Path(source).is_absolute() or "://" in source:
+        return False
+    if source.startswith(("gh:", "gl:", "git@", "~")):
+        return False
+    return ":" not in source.split("/", 1)[0]  # host:path is scp-like git
 
 
 # What each mergeable file holds once shiftkit's part is in it.
