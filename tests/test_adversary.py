@@ -9,13 +9,14 @@ nothing honest ever makes them pass. Whenever the branch tip is accepted by the 
 `audit --reverify --strict` in a fresh clone, as CI runs it — F002 and F003 must not pass
 there, and the settings that decide what the rules accept must be the ones a person set.
 
-Bounded by default (a few examples of a few steps each); `SHIFTKIT_FUZZ=long` or
-`SHIFTKIT_FUZZ_EXAMPLES=N` searches longer.
+Bounded by default (a few examples of a few steps each); `SHIFTKIT_FUZZ=long` (ten times the
+examples, games of 10 steps) or `SHIFTKIT_FUZZ_EXAMPLES=N` searches longer.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -307,7 +308,8 @@ def test_no_leak_is_found(pristine_adversary: Path) -> None:
         Adversary,
         settings=settings(
             max_examples=fuzz_examples(4, subprocess_runs=True),
-            stateful_step_count=5,
+            # (a long run also plays longer games: deeper sequences of git features)
+            stateful_step_count=10 if os.environ.get("SHIFTKIT_FUZZ") == "long" else 5,
             deadline=None,
             suppress_health_check=list(HealthCheck),
         ),
