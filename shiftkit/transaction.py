@@ -198,14 +198,20 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
-    tips, held = [], []
+    tips, held, updates = [], [], []
     for line in stdin.decode("utf-8", "surrogateescape").splitlines():
         parts = line.split()
         # Only branches carry work; claim refs and tags are not audited.
-        if len(parts) == 4 and parts[1].strip("0") and parts[2].startswith("refs/heads/"):
-            tips.append(parts[1])
-            if parts[3].strip("0"):
+        if len(parts) == 4 and parts[2].startswith("refs/heads/"):
+            updates.append((parts[1], parts[2], parts[3]))
+            if parts[1].strip("0"):
+                tips.append(parts[1])
+            if parts[1].strip("0") and parts[3].strip("0"):
                 held.append(parts[3])
+    dropping = drops_commits(ctx.root, updates)
+    if dropping:
+        print(f"shiftkit: push refused: {dropping}", file=sys.stderr)
+        return REFUSED
     if not tips:
         return OK
     # What the remote lacks, by what the remote itself holds: the values it advertised for
@@ -230,6 +236,27 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
         file=sys.stderr,
     )
     return REFUSED
+
+
+def drops_commits(root: Path, updates: list[tuple[str, str, str]]) -> str | None:
+    """Why a push would drop commits the remote's branches hold (a deletion, a force push
+    that is not a fast-forward), or None. Other clones may hold those commits: a person's
+    to do (`git push --no-verify`), never an agent's."""
+    from shiftkit.edge import gitio
+
+    for local, ref, remote_oid in updates:
+        branch = ref.removeprefix("refs/heads/")
+        if not remote_oid.strip("0"):
+            continue  # a new branch on the remote
+        if not local.strip("0"):
+            return f"it deletes {branch} on the remote (a person's to do)"
+        proc = gitio.run(["merge-base", "--is-ancestor", remote_oid, local], root, check=False)
+        if proc.returncode != 0:
+            return (
+                f"the remote's {branch} has commits this push would drop (not a fast-forward); "
+                f"`shiftkit sync` merges them in first (a force push is a person's to do)"
+            )
+    return None
 
 
 def advertised_heads(root: Path, remote: str) -> list[str]:

@@ -116,3 +116,34 @@ def test_sync_re_verifies_what_it_brings(scaffold: Path, tmp_path: Path) -> None
     assert _head(two) == before
     assert not (two / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
     assert git_ok(bare, "rev-parse", "main").strip() == forged
+
+
+def test_a_push_never_drops_the_remotes_commits(one_project: Path, tmp_path: Path) -> None:
+    """The trial's overnight fear: a force push erased a teammate's finished feature. The
+    pre-push hook refuses a push that is not a fast-forward of the remote's branch, and a
+    deletion of one; a person may still (`--no-verify`)."""
+    p = one_project
+    remote = tmp_path / "remote.git"
+    git_ok(tmp_path, "init", "-q", "--bare", str(remote))
+    git_ok(p, "remote", "add", "origin", str(remote))
+    git_ok(p, "push", "-q", "origin", "main", "main:side")
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(remote), str(other))
+    ok(other, "install-hooks", "--force")
+    (other / "theirs.txt").write_text("a teammate's work\n")
+    git_ok(other, "add", "theirs.txt")
+    git_ok(other, "commit", "-q", "-m", "Add a teammate's work")
+    git_ok(other, "push", "-q", "origin", "main")
+    theirs = _head(other)
+    (p / "mine.txt").write_text("my work\n")
+    git_ok(p, "add", "mine.txt")
+    git_ok(p, "commit", "-q", "-m", "Add my work")
+    for args in (("--force", "origin", "main"), ("origin", "+main"), ("origin", ":side")):
+        pushed = git(p, "push", *args)
+        assert pushed.returncode != 0, pushed.output
+        assert "push refused" in pushed.output, pushed.output
+    assert git_ok(remote, "rev-parse", "main").strip() == theirs
+    assert git_ok(remote, "rev-parse", "side").strip()
+    # A person's force push goes through.
+    git_ok(p, "push", "-q", "--no-verify", "--force", "origin", "main")
+    assert git_ok(remote, "rev-parse", "main").strip() == _head(p)

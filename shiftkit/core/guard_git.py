@@ -133,7 +133,7 @@ def check_git(
         return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
-    reason = _check_no_verify(sub, options)
+    reason = _check_no_verify(sub, options) or _check_sharing(sub, options)
     reason = reason or _check_source(sub, rest, options, site)
     return reason or _check_git_write(sub, options, site, depth, line)
 
@@ -304,6 +304,49 @@ def _check_no_verify(sub: str, options: Options) -> str | None:
         return (
             f"`git pull --rebase` replays commits without the commit hooks; use "
             f"`git pull --no-rebase` (a merge) instead; {USE_SHIFTKIT}"
+        )
+    return None
+
+
+SYNC_INSTEAD = (
+    "use `shiftkit sync`: it judges the remote's new commits here first (re-running each "
+    "flip's verifier), then fast-forwards or merges, and pushes"
+)
+# What names the remote's commits as fetched, without naming the remote.
+FETCHED = {"FETCH_HEAD", "@{u}", "@{upstream}", "@{push}"}
+
+
+def _check_sharing(sub: str, options: Options) -> str | None:
+    """Work crosses clones through `shiftkit sync` (decision record 0043): a pull brings
+    commits no judge here has passed, and git stages their files before the hooks refuse
+    to move the branch; a force push or a deletion drops commits other clones hold."""
+    if sub == "pull":
+        return f"`git pull` brings commits this machine has not judged; {SYNC_INSTEAD}"
+    if sub == "merge" and any(
+        p in FETCHED or p.endswith(("@{u}", "@{upstream}")) for p in options.positional
+    ):
+        return (
+            f"`git merge` of the fetched branch brings commits this machine has not judged; "
+            f"{SYNC_INSTEAD}"
+        )
+    if sub != "push":
+        return None
+    names = options.names()
+    forced = any(
+        name == "-f"
+        or name.startswith("--force")
+        or abbreviates(name, "--force", 5)
+        or abbreviates(name, "--mirror", 4)
+        or abbreviates(name, "--delete", 5)
+        or abbreviates(name, "--prune", 5)
+        or name == "-d"
+        for name in names
+    )
+    dropping = [spec for spec in options.positional[1:] if spec.startswith(("+", ":"))]
+    if forced or dropping:
+        return (
+            "a force push (or a deletion) drops commits from the remote that other clones "
+            "may hold: a person's to do; share work with `shiftkit sync` or a plain `git push`"
         )
     return None
 
