@@ -74,12 +74,36 @@ def main(state: str, stdin: bytes) -> int:
         print(f"shiftkit: reference-transaction refused {line}", file=sys.stderr)
     if len(problems) > SHOWN:
         print(f"shiftkit: ... and {len(problems) - SHOWN} more violations", file=sys.stderr)
+    if _fetched(root, tips):
+        print(
+            "shiftkit: the branch was not moved: these commits came from another clone and "
+            "no judge here has passed them; git may already have staged their files — "
+            "`shiftkit sync` puts those back, judges the commits here (re-running each "
+            "flip's verifier) and then moves the branch",
+            file=sys.stderr,
+        )
+        return REFUSED
     print(
         "shiftkit: the branch was not moved; make the change through the hooks "
         "(`shiftkit finish`, a plain `git commit`), or as a person with `shiftkit override`",
         file=sys.stderr,
     )
     return REFUSED
+
+
+def _fetched(root: str, tips: list[str]) -> bool:
+    """Whether a refused tip is held by a remote-tracking ref or a tag: fetched, not made
+    here (asked only on the way to a refusal)."""
+    from shiftkit.edge import gitio
+
+    for tip in tips:
+        code, out, _ = gitio.plumb(
+            ["for-each-ref", "--count=1", f"--contains={tip}", "refs/remotes/", "refs/tags/"],
+            root,
+        )
+        if code == 0 and out.strip():
+            return True
+    return False
 
 
 def _common_dir(root: str) -> str | None:

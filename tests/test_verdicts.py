@@ -147,3 +147,52 @@ def test_a_push_never_drops_the_remotes_commits(one_project: Path, tmp_path: Pat
     # A person's force push goes through.
     git_ok(p, "push", "-q", "--no-verify", "--force", "origin", "main")
     assert git_ok(remote, "rev-parse", "main").strip() == _head(p)
+
+
+def test_sync_puts_back_what_a_refused_pull_staged(scaffold: Path, tmp_path: Path) -> None:
+    """git moves the files before the branch: a `git pull` the hook refuses leaves the
+    teammate's files staged and HEAD where it was (seen in an agent trial). The refusal says
+    to sync; sync puts the files back, judges the commits here and fast-forwards."""
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    (one / "part.txt").write_text("part one\n")
+    git_ok(one, "add", "part.txt")
+    ok(one, "finish", "-m", "part one works")
+    flip = _head(one)
+    assert git_ok(bare, "rev-parse", "main").strip() == flip
+    before = _head(two)
+    pulled = git(two, "pull", "-q", "--ff-only", "origin", "main")
+    assert pulled.returncode != 0, pulled.output
+    last = [line for line in pulled.output.splitlines() if line.startswith("shiftkit:")][-1]
+    assert "came from another clone" in last and "shiftkit sync" in last, pulled.output
+    assert _head(two) == before and git_ok(two, "status", "--porcelain")  # half done
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert "put back" in synced.stdout and "fast-forwarded" in synced.stdout, synced.stdout
+    assert _head(two) == flip and git_ok(two, "status", "--porcelain") == ""
+
+
+def test_all_pass_here_is_not_nothing_to_do_while_behind(scaffold: Path, tmp_path: Path) -> None:
+    """An agent trial was told "all 7 features pass — nothing to do" while the remote held a
+    new feature: behind, every all-pass message says to sync instead."""
+    ok(scaffold, "claim", "F000")
+    ok(scaffold, "finish", "-m", "the environment builds")
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
+    git_ok(scaffold, "commit", "-q", "-am", "Share claims through origin")
+    bare = tmp_path / "remote.git"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
+        ok(clone, "install-hooks", "--force")
+    ok(one, "add", "--description", "new work", "--step", "s", "--verify", "true")
+    git_ok(one, "commit", "-q", "-am", "Add new work")
+    git_ok(one, "push", "-q", "origin", "main")
+    for args in (("start", "--no-check"), ("start",), ("claim",)):
+        said = shiftkit(two, *args)
+        assert said.returncode == 0, said.output
+        assert "nothing to do" not in said.output, said.output
+        assert "behind" in said.output and "shiftkit sync" in said.output, said.output
+    ok(two, "sync")
+    assert "claimed F001" in ok(two, "claim")

@@ -279,7 +279,7 @@ def _claim_next(
                 from shiftkit.edge import regression
 
                 checked = regression.unchecked(ctx, feature_list) == []
-                say(features.all_pass_message(feature_list, checked))
+                say(features.all_pass_message(feature_list, checked, there.said))
                 return None, ""
             raise Refused(
                 "no feature can be claimed: every open feature is blocked, claimed "
@@ -562,9 +562,17 @@ def sync(ctx: Context, say: Say) -> int:
     branch = gitio.branch(ctx.root)
     if branch is None:
         raise Refused("HEAD is detached; check out the branch to sync")
-    if gitio.status_lines(ctx.root):
-        raise Refused("the work tree is not clean; finish, revert or stash first, then sync")
     tracking = f"refs/remotes/{name}/{branch}"
+    if _undo_refused_update(ctx, tracking):
+        say(
+            f"put back the files of {name}/{branch} that a refused `git pull` or merge had "
+            f"staged (your own changes are kept)"
+        )
+    if gitio.status_lines(ctx.root):
+        raise Refused(
+            "the work tree is not clean; finish or revert the claimed work (or, as a person, "
+            "commit or stash it) first, then sync"
+        )
     fetched = gitio.run(
         ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
         ctx.root,
@@ -598,6 +606,26 @@ def sync(ctx: Context, say: Say) -> int:
         + (f"; {said}" if said else "")
     )
     return 0
+
+
+def _undo_refused_update(ctx: Context, tracking: str) -> bool:
+    """A `git pull` (or merge) of the remote's branch that the reference-transaction hook
+    refused leaves HEAD where it was and the remote's files staged (git updates the files
+    before the branch). When the index holds exactly the remote-tracking tip's tree, put
+    HEAD's back with a two-tree merge, which keeps the work tree's own changes."""
+    there = _oid(ctx, tracking)
+    if there is None:
+        return False
+    staged = gitio.run(["write-tree"], ctx.root, check=False)
+    trees = gitio.run(
+        ["rev-parse", f"{there}^{{tree}}", "HEAD^{tree}"], ctx.root, check=False
+    ).stdout.split()
+    if staged.returncode != 0 or len(trees) != 2 or trees[0] == trees[1]:
+        return False
+    if staged.stdout.strip() != trees[0]:
+        return False
+    undone = gitio.run(["read-tree", "-m", "-u", there, "HEAD"], ctx.root, check=False)
+    return undone.returncode == 0
 
 
 def _oid(ctx: Context, ref: str) -> str | None:

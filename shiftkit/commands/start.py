@@ -276,10 +276,11 @@ def gather(
     blocked = features.blocked_open(feature_list)
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
+    behind = _behind_remote(ctx)
     return orientation.StartData(
         warnings=(
             *setup_warnings(ctx),
-            *_behind_remote(ctx),
+            *behind,
             *((listing.edited,) if listing.edited else ()),
         ),
         where=orientation.Where(
@@ -297,7 +298,9 @@ def gather(
             claimed=counts.claimed,
         ),
         all_pass=counts.total > 0 and counts.passing == counts.total,
-        total_features_message=features.all_pass_message(feature_list, listing.checked),
+        total_features_message=features.all_pass_message(
+            feature_list, listing.checked, bool(behind)
+        ),
         claim=_claim_view(own, feature_list, ctx, amounts.steps),
         repair_first=tuple(repair),
         next=_feature_view(chosen, cfg.verify, amounts.steps) if chosen else None,

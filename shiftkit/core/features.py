@@ -867,9 +867,15 @@ def counts(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Counts:
     )
 
 
-def all_pass_message(feature_list: FeatureList, checked: bool) -> str:
+def all_pass_message(feature_list: FeatureList, checked: bool, behind: bool = False) -> str:
     """What to say when every feature is marked passing: "all pass" only when a check at
-    HEAD's tree saw every one pass (``checked``), else what it is and what to run."""
+    HEAD's tree saw every one pass (``checked``), else what it is and what to run; never
+    "nothing to do" while the branch is ``behind`` the remote's (which may hold new work)."""
+    if behind:
+        return (
+            f"all {len(feature_list)} features here pass, but this branch is behind the "
+            f"remote's, which may hold new features: run `shiftkit sync`, then `shiftkit start`"
+        )
     if checked:
         return f"all {len(feature_list)} features pass (checked at HEAD) — nothing to do"
     return (
