@@ -95,7 +95,7 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "Hooks and integration",
-        ("hook", "guard", "stop-check", "usage", "merge-features", "install-hooks"),
+        ("hook", "guard", "stop-check", "usage", "merge-features", "merge-log", "install-hooks"),
     ),
     ("Reports", ("status", "claims", "audit", "cost", "report")),
 )
@@ -988,6 +988,18 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> int:
     from shiftkit.commands import merge as merge_mod
 
     merge_mod.merge_features(base, ours, theirs)
+    return OK
+
+
+@cli.command("merge-log")
+@click.argument("base", type=click.Path(path_type=Path))
+@click.argument("ours", type=click.Path(path_type=Path))
+@click.argument("theirs", type=click.Path(path_type=Path))
+def merge_log(base: Path, ours: Path, theirs: Path) -> int:
+    """git merge driver for the progress log (`%O %A %B`): entry by entry, into OURS."""
+    from shiftkit.commands import merge as merge_mod
+
+    merge_mod.merge_log(base, ours, theirs)
     return OK
 
 

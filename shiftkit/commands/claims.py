@@ -549,7 +549,7 @@ def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], st
 
 def sync(ctx: Context, say: Say) -> int:
     """Catch up with the remote's branch and share this one: behind only, fast-forward;
-    diverged, merge (the features merge driver and the log's union driver do the work) and
+    diverged, merge (the feature list's and the log's merge drivers do the work) and
     judge the merge by the rules, then push; ahead, push. Then release every claim of this
     worktree whose finishing commit is now on the remote."""
     name = ctx.config.claims.remote

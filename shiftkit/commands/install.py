@@ -44,11 +44,14 @@ def recorded_python(text: str) -> str | None:
 
 
 def configure_merge_driver(root: Path) -> None:
-    """The `features.json merge=shiftkit-features` attribute needs the driver in git's config."""
+    """The `merge=shiftkit-features` and `merge=shiftkit-log` attributes need their drivers
+    in git's config."""
     gitio.run(["config", "merge.shiftkit-features.name", "shiftkit feature-list merge"], root)
     gitio.run(
         ["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root
     )
+    gitio.run(["config", "merge.shiftkit-log.name", "shiftkit progress-log merge"], root)
+    gitio.run(["config", "merge.shiftkit-log.driver", "shiftkit merge-log %O %A %B"], root)
 
 
 def hooks_path(root: Path) -> Path:

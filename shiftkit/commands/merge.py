@@ -1,4 +1,5 @@
-"""`shiftkit merge-features BASE OURS THEIRS`: git's merge driver for the feature list."""
+"""`shiftkit merge-features BASE OURS THEIRS` and `shiftkit merge-log BASE OURS THEIRS`:
+git's merge drivers for the feature list and the progress log."""
 
 from __future__ import annotations
 
@@ -30,6 +31,15 @@ def merge_features(base: Path, ours: Path, theirs: Path) -> None:
         for version in merged.validated:
             state.mark_validated(common, _blob_id(version.text))
     atomic_write(ours, merged.text)
+
+
+def merge_log(base: Path, ours: Path, theirs: Path) -> None:
+    """Merge the three versions of the progress log into OURS, entry by entry
+    (`progress.merge`)."""
+    from shiftkit.core import progress
+
+    texts = [project.read_text(path, str(path), HINT) for path in (base, ours, theirs)]
+    atomic_write(ours, progress.merge(*texts))
 
 
 def _common_dir() -> Path | None:

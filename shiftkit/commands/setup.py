@@ -14,24 +14,24 @@ from shiftkit.commands import install
 from shiftkit.edge import gitio
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
-DRIVER_KEY = "merge.shiftkit-features.driver"
+DRIVER_KEYS = ("merge.shiftkit-features.driver", "merge.shiftkit-log.driver")
 
 
 def _settings(root: Path) -> tuple[str, bool]:
-    """(core.hooksPath or "", whether the merge driver is configured), in one git call."""
+    """(core.hooksPath or "", whether both merge drivers are configured), in one git call."""
     proc = gitio.run(
-        ["config", "--get-regexp", r"^(core\.hookspath|merge\.shiftkit-features\.driver)$"],
+        ["config", "--get-regexp", r"^(core\.hookspath|merge\.shiftkit-(features|log)\.driver)$"],
         root,
         check=False,
     )
-    hooks_path, driver = "", False
+    hooks_path, drivers = "", set()
     for line in proc.stdout.splitlines():
         key, _, value = line.partition(" ")
         if key.lower() == "core.hookspath":
             hooks_path = value.strip()
-        elif key == DRIVER_KEY and value.strip():
-            driver = True
-    return hooks_path, driver
+        elif key in DRIVER_KEYS and value.strip():
+            drivers.add(key)
+    return hooks_path, len(drivers) == len(DRIVER_KEYS)
 
 
 def _hook_ok(path: Path, markers: tuple[str, ...]) -> bool:
@@ -67,7 +67,7 @@ def missing(root: Path, common_dir: Path) -> list[str]:
         if not _hook_ok(hooks / name, (install.MARKER,))
     ]
     if not driver:
-        lacking.append("features merge driver")
+        lacking.append("merge drivers")
     return lacking
 
 
@@ -86,7 +86,7 @@ def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
     for name in shims:
         if f"{name} hook" in lacking:
             done.append(f"{name} hook: {install.place(install.hooks_path(root), name, force)}")
-    if "features merge driver" in lacking:
+    if "merge drivers" in lacking:
         install.configure_merge_driver(root)
-        done.append(f"features merge driver ({DRIVER_KEY})")
+        done.append(f"merge drivers ({', '.join(DRIVER_KEYS)})")
     return done

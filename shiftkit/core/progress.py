@@ -241,6 +241,23 @@ def append(text: str, entry_text: str) -> str:
     return text + entry_text
 
 
+def merge(base: str, ours: str, theirs: str) -> str:
+    """Three versions of the log merged entry by entry (git's merge driver, decision record
+    0045): ours as it is, then each entry theirs added (not in the base) that ours lacks,
+    in their order. A line-wise union merge would fold two entries that share a header line
+    (two clones demoting one feature from one base in the same minute) into one, losing
+    both: rule 8 then refuses the merge. An entry of the base that ours no longer has was
+    moved to the archive by a prune on our side, and stays there."""
+    ours_keys = {entry.key for entry in parse(ours).entries}
+    old = {entry.key for entry in parse(base).entries}
+    merged = ours
+    for entry in parse(theirs).entries:
+        if entry.key not in ours_keys and entry.key not in old:
+            merged = append(merged, entry.clean)
+            ours_keys.add(entry.key)
+    return merged
+
+
 def due(log: Log, keep: int, block: int) -> bool:
     return len(log.entries) > keep + block
 
