@@ -196,3 +196,26 @@ def test_all_pass_here_is_not_nothing_to_do_while_behind(scaffold: Path, tmp_pat
         assert "behind" in said.output and "shiftkit sync" in said.output, said.output
     ok(two, "sync")
     assert "claimed F001" in ok(two, "claim")
+
+
+def test_sync_carries_the_usage_waiting_after_the_last_finish(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Usage recorded after a clone's last `finish` waited in its git dir for ever, so the
+    remote's `cost` left it out (an agent trial: about half of the spend). With no claim
+    open, sync commits it; with one open, it waits for the claim's boundary."""
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    ok(one, "claim", "F001")
+    ok(one, "usage", "add", "--input", "100", "--output", "10")
+    assert "usage" not in ok(one, "sync")  # the claim's: it waits
+    (one / "part.txt").write_text("part one\n")
+    git_ok(one, "add", "part.txt")
+    ok(one, "finish", "-m", "part one works")
+    ok(one, "usage", "add", "--input", "7000", "--output", "70")  # after the last finish
+    synced = ok(one, "sync")
+    assert "committed and pushed the usage" in synced, synced
+    fresh = tmp_path / "fresh"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(fresh))
+    report = json.loads(ok(fresh, "cost", "--json"))
+    assert report["unattributed"]["input"] == 7000 and report["totals"]["input"] == 7100
+    assert "committed and pushed the usage" not in ok(one, "sync")  # nothing waits now

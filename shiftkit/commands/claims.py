@@ -595,17 +595,37 @@ def sync(ctx: Context, say: Say) -> int:
         _judge_incoming(ctx, name, branch, tracking, say)
         _merge(ctx, name, branch, tracking, say)
         how = "merged and pushed to"
-    if how in ("pushed to", "merged and pushed to"):
+    recorded = _commit_waiting_usage(ctx)
+    if how in ("pushed to", "merged and pushed to") or recorded:
         problem = remote.push_branch(ctx.root, name, branch)
         if problem is not None:
             raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
     released, said = _release_landed(ctx, name, branch)
     say(
         f"synced {branch}: {how} {name}/{branch}"
+        + ("; committed and pushed the usage waiting here" if recorded else "")
         + (f"; released {', '.join(released)}" if released else "")
         + (f"; {said}" if said else "")
     )
     return 0
+
+
+def _commit_waiting_usage(ctx: Context) -> bool:
+    """Usage recorded since this worktree's last boundary (a SessionEnd after the last
+    `finish`, a Codex rollout, `usage add`) waits in the git dir and would never leave this
+    clone: with no claim open here, sync commits it (the ledger alone) so the remote's `cost`
+    counts it. With a claim open it stays for the claim's `finish` or `revert`, whose unit it
+    is (a commit now would sit on top of the claim's base, which `revert` restores)."""
+    from shiftkit.core.ledger import LEDGER_FILE
+    from shiftkit.edge import committing
+
+    if state.local_claim(ctx.git_dir) is not None:
+        return False
+    ledger.record_known_transcript(ctx)
+    if not ledger.fold(ctx):
+        return False
+    committing.commit(ctx, "Record the usage waiting in this clone", [LEDGER_FILE])
+    return True
 
 
 def _undo_refused_update(ctx: Context, tracking: str) -> bool:
