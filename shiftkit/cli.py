@@ -257,12 +257,12 @@ def validate(path: Path | None) -> int:
 
 
 @cli.command(
-    short_help="Counts, a progress bar, the blocked and claimed features (the list at HEAD)."
+    short_help="Counts (a bar on a terminal), the blocked and claimed features (list at HEAD)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def status(as_json: bool) -> int:
-    """Counts, a progress bar, and the blocked and claimed features (of the list committed
-    at HEAD: the one the rules stand on)."""
+    """Counts (a progress bar on a terminal, plain when piped), the blocked and claimed
+    features, and what is next (of the list committed at HEAD: the one the rules stand on)."""
     from shiftkit.commands import cost as cost_mod
     from shiftkit.edge import regression
 
