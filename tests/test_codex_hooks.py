@@ -442,3 +442,15 @@ def test_the_vendored_schemas_are_the_ones_named() -> None:
         assert path.name in readme, path.name
         jsonschema.Draft7Validator.check_schema(json.loads(path.read_text()))
     assert "Apache License 2.0" in readme and "openai/codex" in readme
+
+
+@pytest.mark.parametrize("key", ["command", "input", "patch"])
+def test_a_patch_is_read_under_any_key_a_harness_uses(scaffold: Path, key: str) -> None:
+    """Codex's hooks send the patch as `command`; its freeform tool's argument is `input`;
+    others say `patch`. The guard judges the text wherever it is (an agent trial found a
+    patch under `input` denied as unreadable, which would stop every edit)."""
+    for text, code in ((patch(update("features.json")), 2), (patch(update("src/app.py")), 0)):
+        payload = pre_tool_use(scaffold, "apply_patch", "")
+        payload["tool_input"] = {key: text}
+        result = run_hook(scaffold, "PreToolUse", payload)
+        assert result.returncode == code, (key, result.output)

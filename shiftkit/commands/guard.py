@@ -28,6 +28,7 @@ from shiftkit.core.guard_files import (
     PATCH_TOOL,
     apply_edits,
     check_file_edit,
+    patch_key,
     payload_problem,
 )
 from shiftkit.core.guard_patch import check_patch, looks_like_patch
@@ -87,7 +88,8 @@ def decide(payload: dict[str, Any], root: Path | None, names: str | Site) -> str
             reason = _check_patch(command, root, site, payload.get("cwd"))
         return reason
     if tool == PATCH_TOOL:
-        return _check_patch(tool_input["command"], root, site, payload.get("cwd"))
+        text = tool_input[patch_key(tool_input)]
+        return _check_patch(text, root, site, payload.get("cwd"))
     if tool not in FILE_TOOLS:
         return None
     file_path = tool_input[FILE_TOOLS[tool]]

@@ -89,6 +89,17 @@ def _describe(value: Any) -> str:
     )
 
 
+# Where a patch call's text may be: Codex's hooks name it `command`; its freeform tool's
+# argument is `input`; other harnesses say `patch`. The first string found is judged.
+PATCH_KEYS = ("command", "input", "patch")
+
+
+def patch_key(tool_input: dict[str, Any]) -> str:
+    """The key of ``tool_input`` that holds an `apply_patch` call's text (`command` when
+    none does: then it is missing, and the call is denied)."""
+    return next((k for k in PATCH_KEYS if isinstance(tool_input.get(k), str)), "command")
+
+
 def payload_problem(payload: dict[str, Any]) -> str | None:
     """Why a Bash, file-tool or patch call cannot be checked (it is then denied), or None."""
     tool = payload.get("tool_name")
@@ -101,6 +112,8 @@ def payload_problem(payload: dict[str, Any]) -> str | None:
             f"cannot be checked; denied"
         )
     key = "command" if tool in TEXT_TOOLS else FILE_TOOLS[tool]
+    if tool == PATCH_TOOL:
+        key = patch_key(tool_input)
     value = tool_input.get(key)
     if not isinstance(value, str) or (tool in FILE_TOOLS and (not value or "\0" in value)):
         return (
