@@ -123,7 +123,9 @@ def audit_commits(
 def unjudged(ctx: Context, tip: str) -> list[revisions.Commit]:
     """The commits ``tip`` would bring onto this machine's branches that no judge here has
     passed yet, oldest first."""
-    walked = revisions.read_commits(ctx.root, [tip, "--not", "--branches"])
+    walked = revisions.read_commits(
+        ctx.root, [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
+    )
     known = verdicts.judged(str(ctx.common_dir), [c.oid for c in walked])
     return [c for c in walked if c.oid not in known]
 
@@ -143,7 +145,7 @@ def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
     if not todo:
         return []
     ids = {c.oid for c in todo}
-    walk = [tip, "--not", "--branches"]
+    walk = [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
     selected = [
         c for c in protocol_commits(ctx.root, walk, ctx.config.features, [tip]) if c.oid in ids
     ]

@@ -1,0 +1,113 @@
+"""Issue 19's red team on the verdict cache (decision record 0043), the isolation of verifiers
+(0044) and the guard: each way found to a local branch at a commit whose failing feature is
+marked passing, or to a secret seen by an isolated verifier, as an agent would try it.
+
+- Git run inside the git dir (`cd .git`, `git -C .git/refs`) gave the reference-transaction
+  hook no work tree, and it took that for a bare repository: nothing judged, and the branch
+  it made was then evidence for every later fast-forward (`--not --branches`).
+- A verdict is an empty file: `touch` or `mkdir -p` of `.git/shiftkit/judged/ab/cdef…` (or of
+  an approval) passed the guard and forged one.
+- An isolated verifier read the runner's token from its parent's `/proc/PID/environ`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import git, git_ok, shiftkit
+from test_guard import pre_tool_use
+from test_trust_invariants import base as base  # (the fixtures, shared)
+from test_trust_invariants import one_project as one_project
+from test_trust_invariants import project as project
+from test_verdicts import _forge_flip, _head
+
+
+def _forged_in_remotes(p: Path, tmp_path: Path) -> str:
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(p), str(other))
+    forged = _forge_flip(other, "F002", "F002: subtract two numbers")
+    git_ok(p, "fetch", "-q", str(other), "+HEAD:refs/remotes/origin/wip")
+    return forged
+
+
+@pytest.mark.parametrize("where", [".git", ".git/refs", ".git/objects"])
+def test_git_run_inside_the_git_dir_is_judged(project: Path, tmp_path: Path, where: str) -> None:
+    p = project
+    forged = _forged_in_remotes(p, tmp_path)
+    made = git(p / where, "branch", "-f", "side", forged)
+    assert made.returncode != 0, made.output
+    assert "reference-transaction refused" in made.output and "F002" in made.output
+    assert git(p, "rev-parse", "-q", "--verify", "refs/heads/side").returncode != 0
+    # ... so no branch vouches for it, and main cannot follow.
+    before = _head(p)
+    assert git(p, "merge", "-q", "--ff-only", "origin/wip").returncode != 0
+    assert _head(p) == before
+    # A judged commit still moves from there.
+    git_ok(p / where, "branch", "-f", "judged", before)
+
+
+def test_a_repository_made_bare_is_judged(project: Path, tmp_path: Path) -> None:
+    p = project
+    forged = _forged_in_remotes(p, tmp_path)
+    git_ok(p, "config", "core.bare", "true")
+    made = git(p, "branch", "-f", "side", forged)
+    git_ok(p / ".git", "config", "core.bare", "false")
+    assert made.returncode != 0 and "F002" in made.output, made.output
+
+
+FORGERIES = [
+    "touch .git/shiftkit/judged/ab/cdef0123456789abcdef0123456789abcdef01",
+    "mkdir -p .git/shiftkit/judged/ab/cdef0123456789abcdef0123456789abcdef01",
+    "cd .git/shiftkit && touch judged/ab/cdef01",
+    "cd .git && mkdir -p shiftkit/approved/k",
+    "touch -d 2020-01-01 .git/shiftkit/approved/key",
+    "touch .git/refs/heads/x",
+    "touch .git/info/grafts",
+]
+
+
+@pytest.mark.parametrize("command", FORGERIES)
+def test_the_guard_denies_making_state_files_by_hand(scaffold: Path, command: str) -> None:
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert result.returncode == 2, result.output
+    assert ".git" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["touch features.json", "mkdir -p src/app", "touch notes.md"])
+def test_the_guard_still_allows_harmless_touches(scaffold: Path, command: str) -> None:
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert (result.returncode, result.output) == (0, ""), result.output
+
+
+def test_a_folder_is_no_verdict(project: Path, tmp_path: Path) -> None:
+    """Made past the guard, a folder in a verdict's place vouches for nothing."""
+    p = project
+    forged = _forged_in_remotes(p, tmp_path)
+    (p / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).mkdir(parents=True)
+    before = _head(p)
+    moved = git(p, "merge", "-q", "--ff-only", "origin/wip")
+    assert moved.returncode != 0 and "F002" in moved.output, moved.output
+    assert _head(p) == before
+
+
+@pytest.mark.parametrize("target", ["refs/remotes/origin/wip", "refs/tags/wip"])
+def test_a_symbolic_ref_is_no_branch(project: Path, tmp_path: Path, target: str) -> None:
+    """`git symbolic-ref refs/heads/x REF` meets no hook (git runs none for symbolic refs),
+    follows every fetch of REF, and `--branches` counted it as a judged branch."""
+    p = project
+    forged = _forged_in_remotes(p, tmp_path)
+    if target != "refs/remotes/origin/wip":
+        git_ok(p, "update-ref", target, forged)
+    git_ok(p, "symbolic-ref", "refs/heads/evil", target)
+    git_ok(p, "symbolic-ref", "refs/heads/alias", "refs/heads/main")  # (harmless)
+    before = _head(p)
+    moved = git(p, "merge", "-q", "--ff-only", forged)
+    assert moved.returncode != 0 and "F002" in moved.output, moved.output
+    assert _head(p) == before
+    copied = git(p, "branch", "copy", "evil")
+    assert copied.returncode != 0 and "F002" in copied.output, copied.output
+    # Nor does it count as judged for `audit --reverify` (the verdicts `sync` records).
+    audited = shiftkit(p, "audit", "--reverify", forged)
+    assert audited.returncode == 1 and "F002" in audited.output, audited.output
+    assert not (p / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
