@@ -748,14 +748,18 @@ def audit(
 
     ctx = _context()
     selected = audit_mod.commits_in(ctx.root, since, ctx.config.features, rev)
+    # What a verdict may cover is fixed before any judged code runs: a verifier runs in a
+    # worktree of this repository and can move REV (decision record 0045).
+    tip = audit_mod.tip_oid(ctx.root, rev)
+    todo = audit_mod.unjudged(ctx, tip) if reverify and since is None and tip else []
 
     def say(text: str) -> None:
         click.echo(text, err=True)
 
     findings = audit_mod.audit_commits(ctx, selected, reverify, say, isolated)
-    if reverify and since is None and not any(f.violations for f in findings):
+    if todo and not any(f.violations for f in findings):
         # Every commit up to REV passed, re-verified: judged here (decision record 0043).
-        audit_mod.record_judged(ctx, audit_mod.unjudged(ctx, rev or "HEAD"))
+        audit_mod.record_judged(ctx, todo)
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
     else:

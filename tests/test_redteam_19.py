@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import git, git_ok, shiftkit
+from conftest import git, git_ok, ok, shiftkit
 from test_guard import pre_tool_use
 from test_trust_invariants import base as base  # (the fixtures, shared)
 from test_trust_invariants import one_project as one_project
@@ -111,3 +111,36 @@ def test_a_symbolic_ref_is_no_branch(project: Path, tmp_path: Path, target: str)
     audited = shiftkit(p, "audit", "--reverify", forged)
     assert audited.returncode == 1 and "F002" in audited.output, audited.output
     assert not (p / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
+
+
+def test_audit_records_what_it_judged_not_where_rev_points_after(
+    one_project: Path, tmp_path: Path
+) -> None:
+    """`audit --reverify REV` runs the judged commits' verifiers in a worktree of this
+    repository; one that moves REV (a remote-tracking ref) made the verdicts go to wherever
+    REV pointed afterwards: a forged flip the audit never saw."""
+    p = one_project
+    forged = _forged_in_remotes(p, tmp_path)
+    git_ok(p, "update-ref", "-d", "refs/remotes/origin/wip")
+    mover = tmp_path / "mover"
+    git_ok(tmp_path, "clone", "-q", str(p), str(mover))
+    ok(mover, "install-hooks", "--force")
+    git_ok(mover, "fetch", "-q", str(p), f"{forged}:refs/remotes/x/forged")
+    command = f"git update-ref refs/remotes/origin/wip {forged} 2>/dev/null; true"
+    ok(mover, "add", "--description", "moves a ref", "--step", "s", "--verify", command)
+    git_ok(mover, "commit", "-q", "-m", "Add a feature", "features.json")
+    added = [
+        line for line in git_ok(mover, "show", "HEAD:features.json").split('"') if "F0" in line
+    ]
+    ok(mover, "claim", added[-1])
+    ok(mover, "finish", "-m", "moves a ref")
+    git_ok(p, "fetch", "-q", str(mover), "+HEAD:refs/remotes/origin/wip")
+
+    audited = shiftkit(p, "audit", "--reverify", "origin/wip")
+    assert audited.returncode == 0, audited.output
+    assert git_ok(p, "rev-parse", "origin/wip").strip() == forged  # (it did move)
+    assert not (p / ".git" / "shiftkit" / "judged" / forged[:2] / forged[2:]).exists()
+    before = _head(p)
+    moved = git(p, "merge", "-q", "--ff-only", forged)
+    assert moved.returncode != 0 and "F002" in moved.output, moved.output
+    assert _head(p) == before

@@ -53,6 +53,12 @@ def commits_in(
     return selected
 
 
+def tip_oid(root: Path, rev: str | None) -> str | None:
+    """The commit ``rev`` (default HEAD) names now: resolved once, before any judged code
+    runs, since a verifier can move a ref (decision record 0045)."""
+    return _commit_oid(root, rev) if rev is not None else gitio.head_oid(root)
+
+
 def _commit_oid(root: Path, rev: str) -> str | None:
     if rev.startswith("-"):
         return None
@@ -141,6 +147,7 @@ def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
     branches (`unjudged`); when none breaks a rule, record them all as judged (commits
     outside protocol history come along: no rule judges them). `sync` calls it before it
     moves a branch. Returns the findings."""
+    tip = tip_oid(ctx.root, tip) or tip  # (once: a verifier can move the ref)
     todo = unjudged(ctx, tip)
     if not todo:
         return []
