@@ -7,7 +7,11 @@ marked passing, or to a secret seen by an isolated verifier, as an agent would t
   it made was then evidence for every later fast-forward (`--not --branches`).
 - A verdict is an empty file: `touch` or `mkdir -p` of `.git/shiftkit/judged/ab/cdef…` (or of
   an approval) passed the guard and forged one.
-- An isolated verifier read the runner's token from its parent's `/proc/PID/environ`.
+- `git symbolic-ref refs/heads/x refs/remotes/origin/wip` met no hook and counted as a branch.
+- `audit --reverify REV` recorded verdicts for what REV named after its verifiers ran; one of
+  them moved REV.
+
+Decision record 0045 (which also lists what the red team found of isolation and left).
 """
 
 from __future__ import annotations
