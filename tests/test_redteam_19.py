@@ -148,3 +148,27 @@ def test_audit_records_what_it_judged_not_where_rev_points_after(
     moved = git(p, "merge", "-q", "--ff-only", forged)
     assert moved.returncode != 0 and "F002" in moved.output, moved.output
     assert _head(p) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git worktree add /tmp/w && cd /tmp/w && git config core.hooksPath /tmp/nohooks",
+        "git worktree add -b side ../w main",
+        "git worktree move sub/w /tmp/w",
+    ],
+)
+def test_the_guard_denies_a_worktree_outside_the_project(scaffold: Path, command: str) -> None:
+    """Outside the project the guard takes commands for another repository's, but a worktree
+    there shares this one's config, hooks and branches."""
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert result.returncode == 2, result.output
+    assert "worktree" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command", ["git worktree list", "git worktree add build/w", "git worktree prune"]
+)
+def test_the_guard_allows_worktrees_inside(scaffold: Path, command: str) -> None:
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert (result.returncode, result.output) == (0, ""), result.output
