@@ -172,3 +172,25 @@ def test_the_guard_denies_a_worktree_outside_the_project(scaffold: Path, command
 def test_the_guard_allows_worktrees_inside(scaffold: Path, command: str) -> None:
     result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
     assert (result.returncode, result.output) == (0, ""), result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "G=git; $G config core.hooksPath /tmp/nohooks",
+        "export G=git; ${G} commit -n -m x",
+        "$(echo git) config core.hooksPath /tmp/nohooks",
+        "`printf git` commit -n -m x",
+    ],
+)
+def test_the_guard_reads_a_program_named_indirectly(scaffold: Path, command: str) -> None:
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert result.returncode == 2, result.output
+
+
+@pytest.mark.parametrize(
+    "command", ["G=git; $G status", "git show $(git rev-parse HEAD)", "$EDITOR notes.md"]
+)
+def test_the_guard_allows_indirect_harmless_commands(scaffold: Path, command: str) -> None:
+    result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+    assert (result.returncode, result.output) == (0, ""), result.output
