@@ -22,6 +22,7 @@ import pytest
 from conftest import git, git_ok, ok, shiftkit
 from test_guard import pre_tool_use
 from test_trust_invariants import base as base  # (the fixtures, shared)
+from test_trust_invariants import no_hooks
 from test_trust_invariants import one_project as one_project
 from test_trust_invariants import project as project
 from test_verdicts import _forge_flip, _head
@@ -194,3 +195,35 @@ def test_the_guard_reads_a_program_named_indirectly(scaffold: Path, command: str
 def test_the_guard_allows_indirect_harmless_commands(scaffold: Path, command: str) -> None:
     result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
     assert (result.returncode, result.output) == (0, ""), result.output
+
+
+def test_no_verdict_for_a_root_the_audit_left_out(one_project: Path, tmp_path: Path) -> None:
+    """An orphan with every feature passing, merged `-s ours` into a commit where none passes:
+    from the merge's side the orphan lies outside protocol history, so `audit --reverify`
+    did not judge it, yet recorded a verdict for it — and the branch the hook would refuse
+    (rule 2: roots bring nothing) then moved onto it."""
+    p = one_project
+    other = tmp_path / "other"
+    git_ok(tmp_path, "clone", "-q", str(p), str(other))
+    root = git_ok(other, "rev-list", "--max-parents=0", "HEAD").split()[0]
+    listed = git_ok(other, "show", f"{root}:features.json")
+    git_ok(other, "checkout", "-q", "--orphan", "side")
+    git_ok(other, "rm", "-rq", "--cached", ".")
+    (other / "features.json").write_text(listed.replace('"passes": false', '"passes": true'))
+    git_ok(other, "add", "features.json")
+    git_ok(other, *no_hooks(other), "commit", "-q", "-m", "Import")
+    orphan = _head(other)
+    git_ok(other, "checkout", "-q", "-f", "-b", "joined", root)
+    git_ok(
+        other, *no_hooks(other), "merge", "-q", "--allow-unrelated-histories", "-s", "ours",
+        "side", "-m", "Merge side",
+    )  # fmt: skip
+    git_ok(p, "fetch", "-q", str(other), "+joined:refs/remotes/origin/joined")
+
+    audited = shiftkit(p, "audit", "--reverify", "origin/joined")
+    # (its verdict on the protocol's history stands; the orphan only keeps the record off)
+    assert "not recorded as judged" in audited.stderr and orphan[:7] in audited.stderr
+    assert "rule 2" in audited.stderr, audited.output
+    assert not (p / ".git" / "shiftkit" / "judged" / orphan[:2] / orphan[2:]).exists()
+    made = git(p, "branch", "imported", orphan)
+    assert made.returncode != 0 and "rule 2" in made.output, made.output
