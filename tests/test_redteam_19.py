@@ -227,3 +227,23 @@ def test_no_verdict_for_a_root_the_audit_left_out(one_project: Path, tmp_path: P
     assert not (p / ".git" / "shiftkit" / "judged" / orphan[:2] / orphan[2:]).exists()
     made = git(p, "branch", "imported", orphan)
     assert made.returncode != 0 and "rule 2" in made.output, made.output
+
+
+def test_grafts_give_a_judged_commit_no_unjudged_parent(project: Path, tmp_path: Path) -> None:
+    """`.git/info/grafts` written past the guard made a judged branch tip "reach" a forged
+    flip (GIT_NO_REPLACE_OBJECTS leaves grafts on), so the walk skipped it."""
+    p = project
+    forged = _forged_in_remotes(p, tmp_path)
+    main = git_ok(p, "branch", "--show-current").strip()
+    git_ok(p, "checkout", "-q", "-b", "notes")
+    (p / "notes.md").write_text("the plan\n")
+    git_ok(p, "add", "notes.md")
+    git_ok(p, "commit", "-q", "-m", "Add notes on the plan")
+    judged = _head(p)
+    git_ok(p, "checkout", "-q", main)
+    before = _head(p)
+    (p / ".git" / "info").mkdir(exist_ok=True)
+    (p / ".git" / "info" / "grafts").write_text(f"{judged} {forged}\n")
+    moved = git(p, "-c", "advice.graftFileDeprecated=false", "merge", "-q", "--ff-only", forged)
+    assert moved.returncode != 0 and "F002" in moved.output, moved.output
+    assert _head(p) == before
