@@ -748,14 +748,29 @@ def audit(
 
     ctx = _context()
     selected = audit_mod.commits_in(ctx.root, since, ctx.config.features, rev)
+    # What a verdict may cover is fixed before any judged code runs: a verifier runs in a
+    # worktree of this repository and can move REV (decision record 0045).
+    tip = audit_mod.tip_oid(ctx.root, rev)
+    todo = audit_mod.unjudged(ctx, tip) if reverify and since is None and tip else []
 
     def say(text: str) -> None:
         click.echo(text, err=True)
 
     findings = audit_mod.audit_commits(ctx, selected, reverify, say, isolated)
-    if reverify and since is None and not any(f.violations for f in findings):
-        # Every commit up to REV passed, re-verified: judged here (decision record 0043).
-        audit_mod.record_judged(ctx, audit_mod.unjudged(ctx, rev or "HEAD"))
+    if todo and not any(f.violations for f in findings):
+        # Every commit up to REV passed, re-verified: judged here (decision record 0043) —
+        # and those outside protocol history too, as the reference-transaction hook would
+        # judge them (0045); they decide the record only, not this audit's verdict.
+        _, outside = audit_mod.outside_scope(ctx, todo, selected, say, isolated)
+        broken = [f for f in outside if f.violations]
+        if broken:
+            say(
+                f"shiftkit: not recorded as judged here: {broken[0].commit[:7]}, outside "
+                f"the protocol's history from {rev or 'HEAD'}, breaks a rule "
+                f"({broken[0].violations[0]})"
+            )
+        else:
+            audit_mod.record_judged(ctx, todo)
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
     else:

@@ -11,9 +11,11 @@ from shiftkit.core.errors import INTERNAL, BadInput, ShiftkitError, one_line, re
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     # The judges read the history as it was committed: `git replace` could otherwise show
-    # them a harmless commit in place of the one a branch points to (every git shiftkit
-    # runs inherits this).
+    # them a harmless commit in place of the one a branch points to, and `.git/info/grafts`
+    # (which GIT_NO_REPLACE_OBJECTS leaves on) give a judged commit unjudged parents — the
+    # verdict's "all it reaches" (decision record 0045). Every git shiftkit runs inherits this.
     os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
+    os.environ["GIT_GRAFT_FILE"] = os.devnull
     try:
         _require_utf8(args)
         if args[:1] == ["hook"] and not _asks_for_help(args[1:]):

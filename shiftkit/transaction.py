@@ -46,7 +46,12 @@ def main(state: str, stdin: bytes) -> int:
         return OK
     root = _work_tree()
     if root is None:
-        return OK  # a bare repository: nothing is committed here
+        print(
+            "shiftkit: reference-transaction cannot find this repository's git dir, so the "
+            "branch update cannot be judged; run git from the work tree",
+            file=sys.stderr,
+        )
+        return REFUSED
     from shiftkit.edge import verdicts
     from shiftkit.edge.revisions import read_commits
 
@@ -55,10 +60,10 @@ def main(state: str, stdin: bytes) -> int:
     if common and len(verdicts.judged(common, tips)) == len(set(tips)):
         return OK  # a verdict covers the commit and everything it reaches (decision 0043)
     # New to this machine's judges: reachable from the new tips, from no local branch (each
-    # moved through this hook), and without a verdict here. Remote-tracking refs and tags
-    # are not evidence: any fetch points them anywhere. (HEAD is left out: a rebase moves
-    # it before the branch.)
-    walked = read_commits(root, [*tips, "--not", "--branches"])
+    # moved through this hook; a symbolic ref is no branch), and without a verdict here.
+    # Remote-tracking refs and tags are not evidence: any fetch points them anywhere. (HEAD
+    # is left out: a rebase moves it before the branch.)
+    walked = read_commits(root, [*tips, "--not", *verdicts.branch_evidence(root)])
     known = verdicts.judged(common, [commit.oid for commit in walked]) if common else set()
     fresh = [commit for commit in walked if commit.oid not in known]
     problems = []
@@ -116,14 +121,25 @@ def _common_dir(root: str) -> str | None:
 
 def _work_tree() -> str | None:
     """The work tree's top (git runs hooks there), without pathlib or subprocess: this is
-    the path of every commit."""
+    the path of every commit. Git run inside the git dir (`cd .git`, `git -C .git`, or a
+    repository made bare by `core.bare`) has no work tree: then the absolute git dir, from
+    which the judges read history just as well — no branch moves unjudged because of where
+    git was run (issue 19's red team). None: not even a git dir (refused)."""
     if os.path.exists(".git"):
         return os.getcwd()
     from shiftkit.edge import gitio
 
     code, out, _ = gitio.plumb(["rev-parse", "--show-toplevel"], os.getcwd())
     top = out.decode("utf-8", "surrogateescape").strip()
-    return top if code == 0 and top else None
+    if code == 0 and top:
+        return top
+    code, out, _ = gitio.plumb(["rev-parse", "--absolute-git-dir"], os.getcwd())
+    git_dir = out.decode("utf-8", "surrogateescape").strip()
+    if code != 0 or not git_dir:
+        return None
+    os.environ["GIT_DIR"] = git_dir  # (git gave the hook a relative one: ".")
+    os.environ.pop("GIT_WORK_TREE", None)
+    return git_dir
 
 
 def judge_new_commit(root_text: str, commit: revisions.Commit) -> list[object]:
@@ -178,7 +194,7 @@ def _approved(root_text: str, commit: revisions.Commit) -> bool:
     if git_dir is None:
         return False
     key = subjects.approval_key(commit.parents, commit.tree, commit.message)
-    return os.path.exists(os.path.join(git_dir, "shiftkit", "approved", key))
+    return os.path.isfile(os.path.join(git_dir, "shiftkit", "approved", key))
 
 
 def current_claim(root: Path, feature_id: str) -> str:

@@ -53,6 +53,12 @@ def commits_in(
     return selected
 
 
+def tip_oid(root: Path, rev: str | None) -> str | None:
+    """The commit ``rev`` (default HEAD) names now: resolved once, before any judged code
+    runs, since a verifier can move a ref (decision record 0045)."""
+    return _commit_oid(root, rev) if rev is not None else gitio.head_oid(root)
+
+
 def _commit_oid(root: Path, rev: str) -> str | None:
     if rev.startswith("-"):
         return None
@@ -123,7 +129,9 @@ def audit_commits(
 def unjudged(ctx: Context, tip: str) -> list[revisions.Commit]:
     """The commits ``tip`` would bring onto this machine's branches that no judge here has
     passed yet, oldest first."""
-    walked = revisions.read_commits(ctx.root, [tip, "--not", "--branches"])
+    walked = revisions.read_commits(
+        ctx.root, [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
+    )
     known = verdicts.judged(str(ctx.common_dir), [c.oid for c in walked])
     return [c for c in walked if c.oid not in known]
 
@@ -134,20 +142,38 @@ def record_judged(ctx: Context, judged: list[revisions.Commit]) -> None:
     verdicts.record(str(ctx.common_dir), [c.oid for c in judged])
 
 
+def outside_scope(
+    ctx: Context,
+    todo: list[revisions.Commit],
+    audited: list[revisions.Commit],
+    say: Callable[[str], None],
+    isolated: bool = False,
+) -> tuple[int, list[Finding]]:
+    """The commits of ``todo`` (about to get a verdict) that ``audited`` left out — outside
+    protocol history from the tip's side, as an unrelated root merged in is — judged as the
+    reference-transaction hook would judge them, re-verifying: a verdict vouches only for
+    what a judge here passed (decision record 0045). Returns (how many, their findings)."""
+    ids = {c.oid for c in audited}
+    rest = [c for c in todo if c.oid not in ids]
+    return len(rest), (audit_commits(ctx, rest, True, say, isolated) if rest else [])
+
+
 def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
     """Judge, re-verifying every flip, the commits ``tip`` would bring onto this machine's
-    branches (`unjudged`); when none breaks a rule, record them all as judged (commits
-    outside protocol history come along: no rule judges them). `sync` calls it before it
-    moves a branch. Returns the findings."""
+    branches (`unjudged`), those outside protocol history included; when none breaks a
+    rule, record them all as judged. `sync` calls it before it moves a branch. Returns the
+    findings."""
+    tip = tip_oid(ctx.root, tip) or tip  # (once: a verifier can move the ref)
     todo = unjudged(ctx, tip)
     if not todo:
         return []
     ids = {c.oid for c in todo}
-    walk = [tip, "--not", "--branches"]
+    walk = [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
     selected = [
         c for c in protocol_commits(ctx.root, walk, ctx.config.features, [tip]) if c.oid in ids
     ]
     findings = audit_commits(ctx, selected, True, say)
+    findings += outside_scope(ctx, todo, selected, say)[1]
     if not any(f.violations for f in findings):
         record_judged(ctx, todo)
     return findings

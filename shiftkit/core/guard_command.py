@@ -18,7 +18,14 @@ from shiftkit.core.guard_programs import (
     check_shiftkit,
     check_writers,
 )
-from shiftkit.core.guard_shell import ASSIGNMENT, Simple, scan, simple_commands, split
+from shiftkit.core.guard_shell import (
+    ASSIGNMENT,
+    SUBSTITUTION,
+    Simple,
+    scan,
+    simple_commands,
+    split,
+)
 
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
 
@@ -248,6 +255,14 @@ def _check_environment(env: dict[str, str], argv: list[str]) -> str | None:
 def _check_argv(
     argv: list[str], stdin: str | None, site: Site, depth: int, env: dict[str, str]
 ) -> str | None:
+    if argv[0].startswith(SUBSTITUTION):
+        return (
+            "a program named by a command substitution (`$(...)`) cannot be checked; "
+            "name the program itself"
+        )
+    named = re.fullmatch(r"\$\{?(\w+)\}?", argv[0])
+    if named and named.group(1) in env:  # `G=git; $G config ...`: the program it names
+        argv = [env[named.group(1)], *argv[1:]]
     program = os.path.basename(argv[0])
     args = argv[1:]
     if program in {"sh", "bash", "zsh", "dash", "ksh", "ash", "busybox"}:

@@ -85,6 +85,7 @@ GIT_OPTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "update-ref": ("m", "", ("--message",)),
     "restore": ("s", "", ("--source", "--pathspec-from-file", "--conflict")),
     "checkout": ("bB", "", ("--conflict", "--pathspec-from-file", "--orphan")),
+    "worktree": ("bB", "", ("--reason", "--orphan", "--expire")),
 }
 NO_VERIFY = {"commit", "merge", "am", "cherry-pick", "revert", "pull", "push"}
 MOVES_HISTORY = {
@@ -385,9 +386,29 @@ def _check_git_write(
                 f"through `shiftkit claim`/`shiftkit release`, branches through commits: "
                 f"{USE_SHIFTKIT}"
             )
+    if sub == "worktree":
+        return _check_worktree(options.positional, site)
     if sub in {"rm", "mv"} and not {"-n", "--dry-run"} & set(names):
         return path_reason(options.positional, f"`git {sub}`", site, removing=True)
     return None
+
+
+def _check_worktree(words: list[str], site: Site) -> str | None:
+    """A worktree outside the project is this repository — its config, hooks and refs — in a
+    place the guard takes for another repository: `git worktree add /tmp/w && cd /tmp/w &&
+    git config core.hooksPath ...` went through (decision record 0045)."""
+    action = words[:1]
+    target = words[1:2] if action == ["add"] else words[2:3] if action == ["move"] else []
+    if not target:
+        return None
+    place = site.place(target[0])
+    if place is not None and not place.startswith("/"):
+        return None
+    return (
+        f"`git worktree {action[0]}` to {target[0]} puts a checkout of this repository (its "
+        f"config, hooks and branches) outside the project, where commands are taken for "
+        f"another repository's; work on a branch here instead: {USE_SHIFTKIT}"
+    )
 
 
 SAFE_REFS = ("refs/tags/", "refs/remotes/", "refs/notes/")

@@ -79,8 +79,26 @@ def check_writers(program: str, args: list[str], site: Site) -> str | None:
         return _check_copy(program, args, site)
     if program in {"tar", "bsdtar", "gtar", "unzip", "cpio"}:
         return _check_unpack(program, args, site)
+    if program in {"touch", "mkdir"}:
+        return _check_made(program, args, site)
     writes = _written(program, args)
     return path_reason(writes, f"`{program}`", site)
+
+
+# Where a file's mere presence is the record (a verdict, an approval, a ref, grafts): making
+# one there, even empty, is writing it.
+PRESENCE_KINDS = {"state", "gitstore", "gitfolder", "hooks"}
+
+
+def _check_made(program: str, args: list[str], site: Site) -> str | None:
+    """`touch`/`mkdir` of shiftkit's state or git's refs and grafts forges a record (an empty
+    verdict file, or a folder in its place); elsewhere they change nothing that is judged."""
+    if program == "touch":
+        options = parse_options(args, "drt", "", ("--date", "--reference", "--time"))
+    else:
+        options = parse_options(args, "m", "", ("--mode", "--context"))
+    made = [path for path in options.positional if path_kind(path, site) in PRESENCE_KINDS]
+    return path_reason(made, f"`{program}`", site)
 
 
 def _check_unpack(program: str, args: list[str], site: Site) -> str | None:

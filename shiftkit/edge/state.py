@@ -181,7 +181,7 @@ def mark_approved(git_dir: Path, key: str) -> None:
 
 
 def is_approved(git_dir: Path, key: str) -> bool:
-    return (worktree_state(git_dir) / "approved" / key).exists()
+    return (worktree_state(git_dir) / "approved" / key).is_file()
 
 
 # -- when each feature was last verified here: the start check's rotation -------------------

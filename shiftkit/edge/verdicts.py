@@ -35,13 +35,35 @@ def common_of(git_dir: str) -> str:
     return os.path.normpath(os.path.join(git_dir, named)) if named else git_dir
 
 
+def branch_evidence(root: str) -> list[str]:
+    """``--not`` these, not ``--branches``: the commits local branches point at, as evidence
+    that a judge here passed all they reach — symbolic refs left out. `git symbolic-ref
+    refs/heads/x refs/remotes/origin/wip` makes a "branch" that never met the
+    reference-transaction hook and follows every fetch (issue 19's red team); a symbolic
+    ref to a real branch adds nothing that branch does not. Git failing: nothing is evidence."""
+    from shiftkit.edge import gitio
+
+    code, out, _ = gitio.plumb(
+        [
+            "for-each-ref",
+            "--format=%(if)%(symref)%(then)%(else)%(objectname)%(end)",
+            "refs/heads/",
+        ],
+        root,
+    )
+    if code != 0:
+        return []
+    return sorted(set(out.decode("ascii", "replace").split()))
+
+
 def _path(common: str, oid: str) -> str:
     return os.path.join(common, *FOLDER, oid[:2], oid[2:])
 
 
 def judged(common: str, oids: Iterable[str]) -> set[str]:
     """Those of ``oids`` a judge here has passed."""
-    return {oid for oid in oids if len(oid) > 2 and os.path.exists(_path(common, oid))}
+    # (a file, as `record` makes it: a folder in its place is no verdict)
+    return {oid for oid in oids if len(oid) > 2 and os.path.isfile(_path(common, oid))}
 
 
 def record(common: str, oids: Iterable[str]) -> None:

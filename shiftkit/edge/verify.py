@@ -114,7 +114,7 @@ def cache_path(common_dir: Path, tree: str, command: str) -> Path:
 
 
 def is_cached(common_dir: Path, tree: str, command: str) -> bool:
-    return cache_path(common_dir, tree, command).exists()
+    return cache_path(common_dir, tree, command).is_file()
 
 
 def record_pass(common_dir: Path, tree: str, command: str) -> None:
