@@ -7,8 +7,8 @@ A rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) is one JSON obje
 and ``info.last_token_usage``. Codex writes the same totals on several lines (and ``info`` may
 be null), so a model response is a *change* of the totals, and its usage the difference
 (decision 0040). Tokens map to the ledger's kinds as OpenAI bills them: ``input`` is input less
-cached input, ``cache_read`` the cached input, ``output`` the output tokens (reasoning tokens
-are a part of them, reported apart only as a breakdown).
+cached input, ``cache_read`` the cached input, ``output`` the output tokens plus the reasoning
+tokens (as the issue and ccusage's Codex cost formula count them: decision 0040).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ UNKNOWN_MODEL = "unknown"
 
 
 class Tokens(NamedTuple):
-    """Codex's TokenUsage, as read (``reasoning`` is a part of ``output``)."""
+    """Codex's TokenUsage, as read."""
 
     input: int = 0
     cached: int = 0
@@ -32,8 +32,10 @@ class Tokens(NamedTuple):
     reasoning: int = 0
 
     def usage(self) -> Usage:
+        """The ledger's kinds: ``output`` is output + reasoning (a reasoning count that fell,
+        because a version stopped writing it, adds nothing)."""
         cached = min(self.cached, self.input)
-        return Usage(self.input - cached, cached, 0, self.output)
+        return Usage(self.input - cached, cached, 0, self.output + max(self.reasoning, 0))
 
     def minus(self, other: Tokens) -> Tokens:
         return Tokens(*(a - b for a, b in zip(self, other, strict=True)))
