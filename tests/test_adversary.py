@@ -93,7 +93,9 @@ class Adversary(RuleBasedStateMachine):
     def finish_f001_honestly(self) -> None:
         self._clean()
         listing = _list(self.project)
-        if listing is None or listing["features"][1]["passes"]:
+        items = listing["features"] if listing is not None else []
+        # (an adversary's step may have left a list without F001: nothing honest to do)
+        if len(items) < 2 or items[1].get("id") != "F001" or items[1].get("passes"):
             return
         self.steps.append("claim F001 + finish")
         if shiftkit(self.project, "claim", "F001").returncode == 0:
