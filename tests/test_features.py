@@ -4,7 +4,7 @@ import difflib
 import json
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shiftkit.core import features
@@ -365,6 +365,7 @@ _items = st.fixed_dictionaries(
 
 
 @settings(max_examples=150, deadline=None, database=None)
+@example({"features": [{"id": "F1"}, {"id": "F1", "blocked": []}]}, "")  # (an id twice: CI)
 @given(
     st.lists(_items | _json, max_size=5).flatmap(
         lambda items: st.sampled_from([{"features": items}, items])

@@ -941,12 +941,16 @@ def completion_candidates(document: Any, kind: str, prefix: str) -> list[tuple[s
     `unblock`, ``any`` for `show` and `verify`. No schema check: completion must be quick."""
     items = document.get("features") if isinstance(document, Mapping) else document
     found: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, Mapping):
             continue
         feature_id, description = item.get("id"), item.get("description")
         if not isinstance(feature_id, str) or not feature_id.startswith(prefix):
             continue
+        if feature_id in seen:
+            continue  # (a list with an id twice is invalid: its first feature answers)
+        seen.add(feature_id)
         passes, blocked = item.get("passes") is True, item.get("blocked") is not None
         if kind == "open" and (passes or blocked):
             continue
