@@ -396,6 +396,7 @@ def test_claim_refusals(calc: Path) -> None:
     dirty = shiftkit(calc, "claim")
     assert dirty.returncode == 1 and "the work tree is not clean (dirty.txt)" in dirty.stderr
     assert dirty.stderr.count("\n") == 1 and "Traceback" not in dirty.output
+    assert "stash it, claim, then `git stash pop`" in dirty.stderr  # (an agent trial asked)
     (calc / "dirty.txt").unlink()
     ok(calc, "claim")
     second = shiftkit(calc, "claim", "F001")

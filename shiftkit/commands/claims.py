@@ -86,7 +86,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"the work tree is not clean ({dirty[0][3:]}"
             f"{' and more' if len(dirty) > 1 else ''}); commit it, put it away with `git "
             f"stash --include-untracked`, or delete it before claiming, so a revert can "
-            f"restore exactly this state"
+            f"restore exactly this state (work meant for the feature: stash it, claim, then "
+            f"`git stash pop`)"
         )
     settings = ctx.config.claims
     if settings.remote:
