@@ -101,14 +101,12 @@ def _fetched(root: str, tips: list[str]) -> bool:
     here (asked only on the way to a refusal)."""
     from shiftkit.edge import gitio
 
-    for tip in tips:
-        code, out, _ = gitio.plumb(
-            ["for-each-ref", "--count=1", f"--contains={tip}", "refs/remotes/", "refs/tags/"],
-            root,
-        )
-        if code == 0 and out.strip():
-            return True
-    return False
+    # (several --contains: a ref that contains any of them)
+    contains = [f"--contains={tip}" for tip in tips]
+    code, out, _ = gitio.plumb(
+        ["for-each-ref", "--count=1", *contains, "refs/remotes/", "refs/tags/"], root
+    )
+    return code == 0 and bool(out.strip())
 
 
 def _common_dir(root: str) -> str | None:

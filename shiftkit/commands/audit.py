@@ -126,12 +126,15 @@ def audit_commits(
     return [finding for finding in found if finding is not None]
 
 
-def unjudged(ctx: Context, tip: str) -> list[revisions.Commit]:
-    """The commits ``tip`` would bring onto this machine's branches that no judge here has
-    passed yet, oldest first."""
-    walked = revisions.read_commits(
-        ctx.root, [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
-    )
+def _new_here(ctx: Context, tip: str) -> list[str]:
+    """The revisions that select what ``tip`` would bring onto this machine's branches."""
+    return [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
+
+
+def unjudged(ctx: Context, tip: str, walk: list[str] | None = None) -> list[revisions.Commit]:
+    """The commits ``tip`` would bring onto this machine's branches (``walk``: `_new_here`'s
+    revisions, when known) that no judge here has passed yet, oldest first."""
+    walked = revisions.read_commits(ctx.root, walk or _new_here(ctx, tip))
     known = verdicts.judged(str(ctx.common_dir), [c.oid for c in walked])
     return [c for c in walked if c.oid not in known]
 
@@ -164,11 +167,11 @@ def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
     rule, record them all as judged. `sync` calls it before it moves a branch. Returns the
     findings."""
     tip = tip_oid(ctx.root, tip) or tip  # (once: a verifier can move the ref)
-    todo = unjudged(ctx, tip)
+    walk = _new_here(ctx, tip)
+    todo = unjudged(ctx, tip, walk)
     if not todo:
         return []
     ids = {c.oid for c in todo}
-    walk = [tip, "--not", *verdicts.branch_evidence(str(ctx.root))]
     selected = [
         c for c in protocol_commits(ctx.root, walk, ctx.config.features, [tip]) if c.oid in ids
     ]
