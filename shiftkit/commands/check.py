@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import gitio, regression, state, verify
+from shiftkit.edge import culprit, gitio, regression, state, verify
 from shiftkit.edge.context import Context, short
 from shiftkit.edge.project import read_features_at
 
@@ -44,6 +44,7 @@ class Report(NamedTuple):
     unverifiable: list[str]  # passing, with no verify command to run
     demoted_in: str | None
     workers: int
+    blamed: dict[str, culprit.Culprit]  # who broke each failing feature (`culprit.find`)
 
     @property
     def all_pass(self) -> bool:
@@ -59,7 +60,12 @@ class Report(NamedTuple):
             "cached": self.cached,
             "passed": self.passed,
             "failed": [
-                {"id": f.id, "summary": o.summary(), "tail": o.last_lines(5, 600)}
+                {
+                    "id": f.id,
+                    "summary": o.summary(),
+                    "tail": o.last_lines(5, 600),
+                    **self._blame_json(f.id),
+                }
                 for f, o in self.failed
             ],
             "unverifiable": self.unverifiable,
@@ -67,6 +73,12 @@ class Report(NamedTuple):
             "workers": self.workers,
             "all_pass": self.all_pass,
         }
+
+    def _blame_json(self, feature_id: str) -> dict[str, Any]:
+        who = self.blamed.get(feature_id)
+        if who is None:
+            return {}
+        return {"broken_by": who.commit, "last_passed": who.since, "exact": who.exact}
 
 
 def verify_head(
@@ -116,8 +128,9 @@ def verify_head(
     state.stamp_verified(ctx.common_dir, passed)
     failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
     demoted_in: str | None = None
+    blamed = regression.blame(ctx, failing, head) if failing else {}
     if failing and demote:
-        demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)")
+        demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)", blamed)
         state.add_demoted(ctx.git_dir, [feature.id for feature, _ in failing])
     return Report(
         head=demoted_in or head,
@@ -131,6 +144,7 @@ def verify_head(
         unverifiable=unverifiable,
         demoted_in=demoted_in,
         workers=count,
+        blamed=blamed,
     )
 
 
@@ -166,7 +180,9 @@ def _text(report: Report) -> str:
         f"{len(report.failed)} failed), {report.cached} already verified at this tree"
     ]
     for feature, outcome in report.failed:
-        lines.append(f"FAILED {feature.id}: {outcome.summary()}; last lines:")
+        who = report.blamed.get(feature.id)
+        said = f"; it {who.text()}" if who else ""
+        lines.append(f"FAILED {feature.id}: {outcome.summary()}{said}; last lines:")
         lines += [f"    {line}" for line in (outcome.last_lines() or "(no output)").splitlines()]
     if report.unverifiable:
         lines.append(f"cannot be checked (no verify command): {', '.join(report.unverifiable)}")

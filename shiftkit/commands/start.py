@@ -112,13 +112,15 @@ def run_checks(ctx: Context, say: Say) -> orientation.Checks:
         say(f"check regression {job.feature.id}: {outcome.summary()}")
     if failing:
         try:
-            demoted_head = regression.demote(ctx, failing, "at session start")
+            blamed = regression.blame(ctx, failing)
+            demoted_head = regression.demote(ctx, failing, "at session start", blamed)
         except Refused as refused:
             complete = False
             say(f"shiftkit: {refused.message}")
         else:
             demoted = [f.id for f, _ in failing]
-            say(f"demoted {', '.join(demoted)} in {short(demoted_head)}: repair first")
+            who = "".join(f"; {key} {named.text()}" for key, named in blamed.items())
+            say(f"demoted {', '.join(demoted)} in {short(demoted_head)}{who}: repair first")
     record = orientation.Checks(
         head=gitio.head_oid(ctx.root),
         at=iso_now(),

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
-from shiftkit.edge import files, gitio, state, verify
+from shiftkit.edge import culprit, files, gitio, state, verify
 from shiftkit.edge.committing import commit_bookkeeping
 from shiftkit.edge.context import Context, log_time, short, write_features, write_log
 from shiftkit.edge.files import read_optional
@@ -158,15 +158,43 @@ def dirty_bookkeeping(ctx: Context) -> list[str]:
     return [line[3:] for line in listing.splitlines() if line.strip()]
 
 
+def blame(
+    ctx: Context,
+    failing: Sequence[tuple[features.Feature, verify.Outcome]],
+    tip: str | None = None,
+) -> dict[str, culprit.Culprit]:
+    """Who broke each of ``failing`` (its verifier fails at ``tip``, default HEAD): the first
+    commit since its last pass at which it fails (`culprit.find`, a bounded bisect)."""
+    tip = tip or gitio.head_oid(ctx.root)
+    if tip is None:
+        return {}
+    cfg, found = ctx.config, {}
+    for feature, outcome in failing:
+        named = culprit.find(
+            ctx.root,
+            ctx.common_dir,
+            feature.id,
+            outcome.command,
+            tip,
+            cfg.init,
+            cfg.verify_timeout,
+        )
+        if named is not None:
+            found[feature.id] = named
+    return found
+
+
 def demote(
     ctx: Context,
     failing: Sequence[tuple[features.Feature, verify.Outcome]],
     where: str,
+    blamed: Mapping[str, culprit.Culprit] | None = None,
 ) -> str:
     """Demote ``failing`` to not passing in one commit of the list and the log alone (never
-    anything else that is dirty), each with a log entry: repair first. ``where``: "at session
-    start" or "at HEAD (`shiftkit check`)". Refused, writing nothing, when the list or the log
-    has uncommitted changes."""
+    anything else that is dirty), each with a log entry naming the commit that broke it
+    (``blamed``, else `blame` asks now): repair first. ``where``: "at session start" or "at
+    HEAD (`shiftkit check`)". Refused, writing nothing, when the list or the log has
+    uncommitted changes."""
     dirty = dirty_bookkeeping(ctx)
     ids = [feature.id for feature, _ in failing]
     if dirty:
@@ -177,15 +205,21 @@ def demote(
         )
     from shiftkit.edge.project import read_features
 
+    if blamed is None:
+        blamed = blame(ctx, failing)
     feature_list = read_features(ctx.project)
     base = short(gitio.head_oid(ctx.root))
     log_text = read_optional(ctx.project.progress_path)
     updated = feature_list
+    named = []
     for feature, outcome in failing:
         updated = updated.replace_feature(feature._replace(passes=False))
+        who = blamed.get(feature.id)
+        if who is not None:
+            named.append(f"{feature.id} {who.text()}.")
         body = (
             f"re-verified {where} and failed ({outcome.summary()}): "
-            f"demoted to not passing; repair it first.\n"
+            f"demoted to not passing; {f'it {who.text()}; ' if who else ''}repair it first.\n"
             + "\n".join(f"    {line}" for line in outcome.last_lines(5, 600).splitlines())
         )
         log_text = progress.append(
@@ -200,7 +234,8 @@ def demote(
     else:
         subject = f"Demote {', '.join(ids)}: verifiers fail {plain}"
     subject = subject if len(subject) <= 72 else f"Demote {len(ids)} features: verifiers fail"
-    return commit_bookkeeping(ctx, subject + "\n")
+    body = "\n\n" + "\n".join(named) if named else ""
+    return commit_bookkeeping(ctx, subject + body + "\n")
 
 
 # -- what `status`, `next`, `start` and `claim` read: the committed list, and whether it is true
