@@ -506,12 +506,24 @@ def release(feature_id: str | None, steal: bool, force: bool) -> int:
 
 
 @cli.command(short_help="Merge with the remote's branch, push, and release claims finished there.")
-def sync() -> int:
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Verifiers run at once, each in its own temporary checkout (default: the CPU count).",
+)
+def sync(jobs: int | None) -> int:
     """Fetch and merge the remote's branch, push, and release the claims whose finishing
-    commits are now on the remote ([shiftkit.claims] remote)."""
+    commits are now on the remote ([shiftkit.claims] remote).
+
+    Incoming flips are re-verified before the branch moves; before the push, the passing
+    features that commits made outside a claim can break are re-verified, and what fails is
+    demoted in a commit the same push publishes.
+    """
     from shiftkit.commands import claims
 
-    return claims.sync(_context(), _say)
+    return claims.sync(_context(), _say, jobs)
 
 
 @cli.command("claims")
@@ -564,8 +576,16 @@ def verify(feature_id: str | None) -> int:
     help="Run each init and verifier with a scrubbed environment: locale only, a fresh empty "
     "HOME, PATH without the repository's or HOME's folders (for CI).",
 )
+@click.option(
+    "--since",
+    metavar="REV",
+    default=None,
+    help="Verify first the features the change since REV can break (CI: the push's base).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def check(jobs: int | None, no_demote: bool, as_json: bool, isolated: bool) -> int:
+def check(
+    jobs: int | None, no_demote: bool, as_json: bool, isolated: bool, since: str | None
+) -> int:
     """Verify every passing feature at HEAD's committed tree; demote what fails.
 
     Each verifier runs (after init) in a temporary checkout of exactly HEAD's tree; a pass
@@ -575,7 +595,7 @@ def check(jobs: int | None, no_demote: bool, as_json: bool, isolated: bool) -> i
     from shiftkit.commands import check as checking
 
     live = sys.stdout.isatty() and not as_json
-    return checking.check(_context(), jobs, not no_demote, as_json, live, _say, isolated)
+    return checking.check(_context(), jobs, not no_demote, as_json, live, _say, isolated, since)
 
 
 @cli.command()

@@ -232,16 +232,18 @@ def _touches_protected(root: str, commit: revisions.Commit) -> bool:
 def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from pathlib import Path
 
-    from shiftkit.commands import audit
+    from shiftkit.commands import audit, outgoing
     from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
-    tips, held, updates = [], [], []
+    tips, held, updates, moves = [], [], [], []
     for line in stdin.decode("utf-8", "surrogateescape").splitlines():
         parts = line.split()
         # Only branches carry work; claim refs and tags are not audited.
         if len(parts) == 4 and parts[2].startswith("refs/heads/"):
             updates.append((parts[1], parts[2], parts[3]))
+            if parts[1].strip("0"):
+                moves.append(outgoing.Update(parts[0], parts[1], parts[2]))
             if parts[1].strip("0"):
                 tips.append(parts[1])
             if parts[1].strip("0") and parts[3].strip("0"):
@@ -258,21 +260,25 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     held += advertised_heads(ctx.root, remote)
     known = _existing(ctx.root, held)
     selected = audit.protocol_commits(ctx.root, [*tips, "--not", *known], ctx.config.features, tips)
-    if not selected:
-        return OK
+    if selected:
 
-    def say(text: str) -> None:
-        print(f"shiftkit: {text}", file=sys.stderr)
+        def say(text: str) -> None:
+            print(f"shiftkit: {text}", file=sys.stderr)
 
-    findings = audit.audit_commits(ctx, selected, reverify=True, say=say)
-    bad = [f for f in findings if f.violations]
-    if not bad:
+        findings = audit.audit_commits(ctx, selected, reverify=True, say=say)
+        bad = [f for f in findings if f.violations]
+        if bad:
+            print(audit.render(bad, len(selected)), file=sys.stderr)
+            print(
+                "shiftkit: push refused: `shiftkit audit --reverify` fails on the commits pushed",
+                file=sys.stderr,
+            )
+            return REFUSED
+    # The publish gate (decision record 0056): what commits made outside a claim can break.
+    refusal = outgoing.gate_push(ctx, moves, known)
+    if refusal is None:
         return OK
-    print(audit.render(bad, len(selected)), file=sys.stderr)
-    print(
-        "shiftkit: push refused: `shiftkit audit --reverify` fails on the commits pushed",
-        file=sys.stderr,
-    )
+    print(f"shiftkit: {refusal}", file=sys.stderr)
     return REFUSED
 
 

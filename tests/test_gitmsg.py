@@ -89,3 +89,26 @@ def test_a_push_that_never_connected_is_told_apart_from_a_broken_one() -> None:
     assert gitmsg.never_connected("fatal: unable to connect to 127.0.0.1:\nConnection refused\n")
     assert not gitmsg.never_connected("fatal: the remote end hung up unexpectedly\n")
     assert not gitmsg.never_connected("")
+
+
+def test_a_failed_merge_is_told_by_gits_conflict_lines() -> None:
+    output = (
+        "Auto-merging .shiftkit/ledger.jsonl\n"
+        "Auto-merging budget/cli.py\n"
+        "CONFLICT (content): Merge conflict in budget/cli.py\n"
+        "Automatic merge failed; fix conflicts and then commit the result.\n"
+    )
+    assert gitmsg.merge_failure(output) == "CONFLICT (content): Merge conflict in budget/cli.py"
+    many = "".join(f"CONFLICT (content): Merge conflict in f{i}.py\n" for i in range(5))
+    assert gitmsg.merge_failure(many).endswith("f2.py; and 2 more")
+    refused = "Auto-merging a.py\nshiftkit: commit refused by rule 4: F001 ...\n"
+    assert gitmsg.merge_failure(refused) == "commit refused by rule 4: F001 ..."
+    assert gitmsg.merge_failure("Auto-merging a.py\nerror: boom\n") == "error: boom"
+
+
+def test_a_quoted_hook_line_keeps_no_prefix_of_its_own() -> None:
+    stderr = (
+        "shiftkit: push refused: F001 fails at 1234567 (exit 1)\n"
+        "error: failed to push some refs to '/tmp/remote.git'\n"
+    )
+    assert gitmsg.detail(stderr) == "push refused: F001 fails at 1234567 (exit 1)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import git_ok, ok, shell_features, shiftkit
+from conftest import git, git_ok, ok, shell_features, shiftkit
 
 FEATURE = "F001"
 
@@ -49,3 +49,139 @@ def test_check_names_the_commit_that_broke_it(scaffold: Path) -> None:
     assert f"first fails at {breaking[:7]}" in log.rsplit("demoted (regression)", 1)[1]
     message = git_ok(scaffold, "log", "-1", "--format=%B")
     assert f"{FEATURE} first fails at {breaking[:7]}" in message
+
+
+# -- the team case: two clones on a bare remote ------------------------------------------------
+
+
+def _team(scaffold: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A bare remote recording every value its main takes, and two clones of it; F001
+    (`test -f one.txt`) finished in the first and caught up in the second."""
+    shell_features(scaffold, "one.txt")
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
+    git_ok(scaffold, "commit", "-q", "-am", "Share claims through origin")
+    bare = tmp_path / "remote.git"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
+    git_ok(bare, "config", "core.logAllRefUpdates", "always")
+    clones = []
+    for name in ("one", "two"):
+        clone = tmp_path / name
+        git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
+        ok(clone, "install-hooks", "--force")
+        clones.append(clone)
+    one, two = clones
+    ok(one, "claim", FEATURE)
+    (one / "one.txt").write_text("one\n")
+    git_ok(one, "add", "one.txt")
+    ok(one, "finish", "-m", "one.txt exists")
+    assert "fast-forwarded" in ok(two, "sync")
+    assert _passes(two, "HEAD")
+    return bare, one, two
+
+
+def _never_lies(bare: Path, tmp_path: Path) -> list[str]:
+    """Every value the remote's main took, checked in a fresh clone: F001 marked passing
+    only where its verifier (`test -f one.txt`) passes. Returns those values, oldest first."""
+    fresh = tmp_path / "fresh"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(fresh))
+    tips = git_ok(bare, "reflog", "show", "--format=%H", "refs/heads/main").split()[::-1]
+    assert tips, "the remote recorded no update of main"
+    for tip in tips:
+        has_file = git(fresh, "cat-file", "-e", f"{tip}:one.txt").returncode == 0
+        assert has_file or not _passes(fresh, tip), f"main at {tip[:7]} says F001 passes"
+    return tips
+
+
+def test_sync_publishes_the_demotion_with_the_breaking_commit(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert f"{FEATURE} fails at {breaking[:7]}" in synced.stdout
+    assert f"first fails at {breaking[:7]} 'Tidy up the files'" in synced.stdout
+    assert "published with this push" in synced.stdout
+    assert git_ok(bare, "rev-parse", "main") == git_ok(two, "rev-parse", "HEAD")
+    tips = _never_lies(bare, tmp_path)
+    assert not _passes(bare, tips[-1])
+    message = git_ok(bare, "log", "-1", "--format=%B", "main")
+    assert f"{FEATURE} first fails at {breaking[:7]}" in message
+    assert "shiftkit: shiftkit:" not in synced.output
+
+
+def test_a_plain_git_push_commits_the_demotion_and_asks_to_push_again(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    before = git_ok(bare, "rev-parse", "main")
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    (two / "scratch.py").write_text("work in progress\n")  # a dirty tree: kept as it is
+    pushed = git(two, "push", "-q", "origin", "main")
+    assert pushed.returncode != 0, pushed.output
+    said = [line for line in pushed.stderr.splitlines() if line.startswith("shiftkit:")]
+    assert len(said) == 1, pushed.stderr
+    assert f"{FEATURE} fails at {breaking[:7]}" in said[0]
+    assert f"first fails at {breaking[:7]}" in said[0] and "push again" in said[0]
+    assert git_ok(bare, "rev-parse", "main") == before  # nothing published
+    assert git_ok(two, "rev-parse", "HEAD^").strip() == breaking  # the demotion, on top
+    assert not _passes(two, "HEAD")
+    assert (two / "scratch.py").read_text() == "work in progress\n"
+    again = git(two, "push", "-q", "origin", "main")
+    assert again.returncode == 0, again.output
+    tips = _never_lies(bare, tmp_path)
+    assert tips[-1] == git_ok(two, "rev-parse", "HEAD").strip()
+
+
+def test_a_push_that_cannot_commit_the_demotion_is_refused_in_one_line(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    before = git_ok(bare, "rev-parse", "main")
+    _plain_commit(two, "Tidy up the files", remove="one.txt")
+    head = git_ok(two, "rev-parse", "HEAD")
+    log = two / "claude-progress.txt"
+    log.write_text(log.read_text() + "\nan edit of the log in progress\n")
+    pushed = git(two, "push", "-q", "origin", "main")
+    assert pushed.returncode != 0, pushed.output
+    said = [line for line in pushed.stderr.splitlines() if line.startswith("shiftkit:")]
+    assert len(said) == 1, pushed.stderr
+    assert "the demotion cannot be committed" in said[0] and "claude-progress.txt" in said[0]
+    assert git_ok(two, "rev-parse", "HEAD") == head  # nothing committed
+    assert git_ok(bare, "rev-parse", "main") == before
+
+
+def test_a_plain_commit_that_breaks_nothing_is_published(scaffold: Path, tmp_path: Path) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    _plain_commit(two, "Add notes", write="notes.md")
+    pushed = git(two, "push", "-q", "origin", "main")
+    assert pushed.returncode == 0, pushed.output
+    assert git_ok(bare, "rev-parse", "main") == git_ok(two, "rev-parse", "HEAD")
+    assert _passes(bare, "main")
+
+
+def test_ci_check_runs_the_affected_first_and_names_the_breaking_commit(scaffold: Path) -> None:
+    shell_features(scaffold, "one.txt", "two.txt")
+    for feature_id, name in (("F001", "one.txt"), ("F002", "two.txt")):
+        ok(scaffold, "claim", feature_id)
+        (scaffold / name).write_text(f"{name}\n")
+        git_ok(scaffold, "add", name)
+        ok(scaffold, "finish", "-m", f"{name} exists")
+    base = git_ok(scaffold, "rev-parse", "HEAD").strip()
+    breaking = _plain_commit(scaffold, "Drop the second file", remove="two.txt")
+    _plain_commit(scaffold, "Add notes", write="notes.md")
+    checked = shiftkit(scaffold, "check", "--no-demote", "--since", base, "--json")
+    assert checked.returncode == 1, checked.output
+    report = json.loads(checked.stdout)
+    assert report["affected"] == ["F002"] and report["since"] == base
+    [failed] = report["failed"]
+    assert failed["id"] == "F002" and failed["broken_by"] == breaking
+    assert failed["exact"] is True
+    said = shiftkit(scaffold, "check", "--no-demote", "--since", base)
+    assert f"affected by the change since {base[:7]} (verified first): F002" in said.stdout
+    assert f"FAILED F002: exit 1; it first fails at {breaking[:7]}" in said.stdout
+    assert git_ok(scaffold, "rev-parse", "HEAD").strip() != base  # (nothing demoted)
+    assert _passes(scaffold, "HEAD", "F002")
+    bad = shiftkit(scaffold, "check", "--since", "no-such-rev")
+    assert bad.returncode == 2 and bad.stderr.count("shiftkit:") == 1, bad.output

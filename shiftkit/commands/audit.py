@@ -111,18 +111,25 @@ def audit(
     return audit_commits(ctx, commits_in(ctx.root, since, ctx.config.features), reverify, say)
 
 
+Reverify = Callable[[revisions.Commit, str], verify.Outcome]
+
+
 def audit_commits(
     ctx: Context,
     selected: list[revisions.Commit],
     reverify: bool,
     say: Callable[[str], None],
     isolated: bool = False,
+    outcomes: Reverify | None = None,
 ) -> list[Finding]:
     """Every commit of ``selected`` (oldest first) judged by `commits.judge_commit`, its files
     read in bulk (`edge.history`); ``isolated``: re-verification in
-    `verify.isolated_environment`."""
+    `verify.isolated_environment`; ``outcomes``: where a re-verification's outcome comes
+    from (default: `reverify_at`, one after another)."""
     with history.History(ctx.root, ctx.common_dir, selected) as read:
-        found = [_judge(ctx, commit, reverify, say, read, isolated) for commit in selected]
+        found = [
+            _judge(ctx, commit, reverify, say, read, isolated, outcomes) for commit in selected
+        ]
     return [finding for finding in found if finding is not None]
 
 
@@ -161,11 +168,13 @@ def outside_scope(
     return len(rest), (audit_commits(ctx, rest, True, say, isolated) if rest else [])
 
 
-def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
-    """Judge, re-verifying every flip, the commits ``tip`` would bring onto this machine's
-    branches (`unjudged`), those outside protocol history included; when none breaks a
-    rule, record them all as judged. `sync` calls it before it moves a branch. Returns the
-    findings."""
+def accept(
+    ctx: Context, tip: str, say: Callable[[str], None], jobs: int | None = None
+) -> list[Finding]:
+    """Judge, re-verifying every flip (``jobs`` at once, a pass recorded at the commit's tree
+    not run again), the commits ``tip`` would bring onto this machine's branches
+    (`unjudged`), those outside protocol history included; when none breaks a rule, record
+    them all as judged. `sync` calls it before it moves a branch. Returns the findings."""
     tip = tip_oid(ctx.root, tip) or tip  # (once: a verifier can move the ref)
     walk = _new_here(ctx, tip)
     todo = unjudged(ctx, tip, walk)
@@ -175,11 +184,43 @@ def accept(ctx: Context, tip: str, say: Callable[[str], None]) -> list[Finding]:
     selected = [
         c for c in protocol_commits(ctx.root, walk, ctx.config.features, [tip]) if c.oid in ids
     ]
-    findings = audit_commits(ctx, selected, True, say)
+    findings = _judge_in_parallel(ctx, selected, say, jobs)
     findings += outside_scope(ctx, todo, selected, say)[1]
     if not any(f.violations for f in findings):
         record_judged(ctx, todo)
     return findings
+
+
+def _judge_in_parallel(
+    ctx: Context, selected: list[revisions.Commit], say: Callable[[str], None], jobs: int | None
+) -> list[Finding]:
+    """`audit_commits` re-verifying, its verifier runs made all at once: a first pass learns
+    which flips need a run (nothing run, nothing said), they run in parallel, each in a
+    checkout of its commit with the parent's `init` and timeout (`reverify_at`'s settings),
+    cached by tree; a second pass judges with their outcomes."""
+    import os
+
+    from shiftkit.edge import judge, regression
+
+    wanted: dict[tuple[str, str], regression.TreeJob] = {}
+    passing = verify.Outcome("", True, 0, 0.0, "")
+
+    def plan(commit: revisions.Commit, command: str) -> verify.Outcome:
+        parent = commit.parents[0] if commit.parents else None
+        cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
+        job = regression.TreeJob(commit.tree, command, cfg.init, cfg.verify_timeout)
+        wanted[(commit.oid, command)] = job
+        return passing._replace(command=command)
+
+    first = audit_commits(ctx, selected, True, lambda text: None, outcomes=plan)
+    if not wanted:
+        return first
+    keys = list(wanted)
+    ran = regression.run_each(ctx, [wanted[key] for key in keys], jobs or os.cpu_count() or 1)
+    found = dict(zip(keys, ran, strict=True))
+    return audit_commits(
+        ctx, selected, True, say, outcomes=lambda commit, command: found[(commit.oid, command)]
+    )
 
 
 def _judge(
@@ -189,6 +230,7 @@ def _judge(
     say: Callable[[str], None],
     read: history.History | None,
     isolated: bool = False,
+    outcomes: Reverify | None = None,
 ) -> Finding | None:
     """One commit's finding (None: nothing to report); ``read``: the bulk reader, or None to
     read the commit's files on their own (as the reference-transaction hook does)."""
@@ -201,7 +243,10 @@ def _judge(
         if not reverify:
             return None
         say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
-        outcome = reverify_at(ctx, commit, command, isolated)
+        if outcomes is not None:
+            outcome = outcomes(commit, command)
+        else:
+            outcome = reverify_at(ctx, commit, command, isolated)
         if not outcome.ok:
             return f"its verifier fails when re-run at this commit ({outcome.summary()})"
         return None

@@ -8,6 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import culprit, gitio, regression, state, verify
@@ -45,6 +46,8 @@ class Report(NamedTuple):
     demoted_in: str | None
     workers: int
     blamed: dict[str, culprit.Culprit]  # who broke each failing feature (`culprit.find`)
+    since: str | None = None  # --since: the commit the change is measured from
+    affected: tuple[str, ...] = ()  # the features that change can break: verified first
 
     @property
     def all_pass(self) -> bool:
@@ -72,6 +75,8 @@ class Report(NamedTuple):
             "demoted_in": self.demoted_in,
             "workers": self.workers,
             "all_pass": self.all_pass,
+            "since": self.since,
+            "affected": list(self.affected),
         }
 
     def _blame_json(self, feature_id: str) -> dict[str, Any]:
@@ -87,10 +92,12 @@ def verify_head(
     demote: bool,
     progress: Callable[[int, int, regression.Job, verify.Outcome], None] | None = None,
     isolated: bool = False,
+    since: str | None = None,
 ) -> Report:
     """Verify every passing feature at HEAD's tree (a pass recorded there before is not run
     again), and demote what fails in one commit unless ``demote`` is False. ``isolated``:
-    every verifier run in `verify.isolated_environment`, none taken from the cache."""
+    every verifier run in `verify.isolated_environment`, none taken from the cache.
+    ``since``: the features the change since that commit can break are verified first."""
     _require_checkable(ctx, demote)
     cfg = ctx.config
     feature_list = read_features_at(ctx.root, "HEAD", cfg.features)
@@ -105,6 +112,8 @@ def verify_head(
     checked = [not isolated and regression.is_checked(ctx, tree, job) for job in work]
     cached = [job for job, done in zip(work, checked, strict=True) if done]
     todo = [job for job, done in zip(work, checked, strict=True) if not done]
+    since_oid, first = _affected_first(ctx, since, todo)
+    todo = [*first, *(job for job in todo if job not in first)]
     count = workers or os.cpu_count() or 1
     done = [0]
 
@@ -145,7 +154,24 @@ def verify_head(
         demoted_in=demoted_in,
         workers=count,
         blamed=blamed,
+        since=since_oid,
+        affected=tuple(job.feature.id for job in first),
     )
+
+
+def _affected_first(
+    ctx: Context, since: str | None, todo: list[regression.Job]
+) -> tuple[str | None, list[regression.Job]]:
+    """(``since`` resolved, the jobs of ``todo`` the change since it to HEAD can break — run
+    first: CI's quick answer to "what did this push break")."""
+    if since is None:
+        return None, []
+    proc = gitio.run(["rev-parse", "-q", "--verify", f"{since}^{{commit}}"], ctx.root, check=False)
+    oid = proc.stdout.strip()
+    if proc.returncode != 0 or not oid or since.startswith("-"):
+        raise BadInput(f"--since {since!r}: not a commit in this repository")
+    changed = gitio.out(["diff", "--name-only", "-z", oid, "HEAD", "--"], ctx.root).split("\0")
+    return oid, outgoing.affected_by(ctx, todo, [path for path in changed if path])
 
 
 def check(
@@ -156,6 +182,7 @@ def check(
     live: bool,
     say: Say,
     isolated: bool = False,
+    since: str | None = None,
 ) -> int:
     """`shiftkit check`: 0 when every passing feature passes at HEAD, else 1."""
 
@@ -163,7 +190,7 @@ def check(
         if live:
             say(f"[{n}/{of}] {job.feature.id} {outcome.summary()} ({outcome.seconds:.1f}s)")
 
-    report = verify_head(ctx, workers, demote, progress, isolated)
+    report = verify_head(ctx, workers, demote, progress, isolated, since)
     if as_json:
         import json
 
@@ -179,6 +206,11 @@ def _text(report: Report) -> str:
         f"{report.ran} verified now ({report.ran - len(report.failed)} passed, "
         f"{len(report.failed)} failed), {report.cached} already verified at this tree"
     ]
+    if report.since is not None:
+        named = ", ".join(report.affected) or "none"
+        lines.append(
+            f"affected by the change since {short(report.since)} (verified first): {named}"
+        )
     for feature, outcome in report.failed:
         who = report.blamed.get(feature.id)
         said = f"; it {who.text()}" if who else ""

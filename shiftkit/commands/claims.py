@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
@@ -548,7 +549,7 @@ def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], st
 # -- sync ----------------------------------------------------------------------------------
 
 
-def sync(ctx: Context, say: Say) -> int:
+def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
     """Catch up with the remote's branch and share this one: behind only, fast-forward;
     diverged, merge (the feature list's and the log's merge drivers do the work) and
     judge the merge by the rules, then push; ahead, push. Then release every claim of this
@@ -587,16 +588,17 @@ def sync(ctx: Context, say: Say) -> int:
     elif gitio.head_oid(ctx.root) == there:
         how = "already up to date with"
     elif _is_ancestor(ctx, "HEAD", tracking):  # behind only
-        _judge_incoming(ctx, name, branch, tracking, say)
+        _judge_incoming(ctx, name, branch, tracking, say, jobs)
         _fast_forward(ctx, name, branch, tracking)
         how = "fast-forwarded to"
     elif _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
         how = "pushed to"
     else:  # diverged
-        _judge_incoming(ctx, name, branch, tracking, say)
+        _judge_incoming(ctx, name, branch, tracking, say, jobs)
         _merge(ctx, name, branch, tracking, say)
         how = "merged and pushed to"
     recorded = _commit_waiting_usage(ctx)
+    outgoing.gate_outgoing(ctx, name, tracking, say, jobs)  # (decision record 0056)
     if how in ("pushed to", "merged and pushed to") or recorded:
         problem = remote.push_branch(ctx.root, name, branch)
         if problem is not None:
@@ -658,13 +660,16 @@ def _is_ancestor(ctx: Context, older: str, newer: str) -> bool:
     return proc.returncode == 0
 
 
-def _judge_incoming(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> None:
+def _judge_incoming(
+    ctx: Context, name: str, branch: str, tracking: str, say: Say, jobs: int | None = None
+) -> None:
     """The remote's commits are judged here before the branch moves onto them: every flip
-    re-verified in a clean checkout, every rule asked (`audit.accept`, which records the
-    verdicts the reference-transaction hook then finds: decision record 0043)."""
+    re-verified in a clean checkout (``jobs`` at once, cached by tree), every rule asked
+    (`audit.accept`, which records the verdicts the reference-transaction hook then finds:
+    decision record 0043)."""
     from shiftkit.commands import audit
 
-    findings = audit.accept(ctx, tracking, say)
+    findings = audit.accept(ctx, tracking, say, jobs)
     broken = [f for f in findings if f.violations]
     if broken:
         first = broken[0]
@@ -699,10 +704,9 @@ def _merge(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> Non
     )
     if merged.returncode != 0:
         gitio.run(["merge", "--abort"], ctx.root, check=False)
-        lines = (merged.stdout + merged.stderr).strip().splitlines()
-        # A hook's refusal names the rule; say that rather than git's last words.
-        ours = [line for line in lines if "rule " in line or "shiftkit:" in line]
-        detail = (ours or lines or ["conflict"])[0].removeprefix("shiftkit: ").strip()
+        from shiftkit.core import gitmsg
+
+        detail = gitmsg.merge_failure(merged.stdout + merged.stderr)
         raise Refused(
             f"merging {name}/{branch} failed ({detail}); nothing changed — fix that, or "
             f"merge by hand, then `shiftkit sync`"

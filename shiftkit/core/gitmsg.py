@@ -62,8 +62,31 @@ def detail(stderr: str, fallback: str = "no answer") -> str:
         if line.startswith(("fatal:", "error:", "remote:")) and not line.startswith(
             "error: failed to push some refs"
         ):
-            return line
-    return meaningful[0] if meaningful else fallback
+            return unprefixed(line)
+    return unprefixed(meaningful[0]) if meaningful else fallback
+
+
+def unprefixed(line: str) -> str:
+    """A quoted line without its own ``shiftkit:`` prefix (a hook's refusal, quoted inside
+    a shiftkit line: one prefix per line)."""
+    line = line.strip()
+    while line.startswith("shiftkit:"):
+        line = line.removeprefix("shiftkit:").strip()
+    return line
+
+
+def merge_failure(output: str, shown: int = 3) -> str:
+    """What a failed `git merge` is told by: git's own ``CONFLICT`` lines (up to ``shown``,
+    then how many more), else a hook's refusal (it names the rule), else git's first line —
+    never an "Auto-merging" progress line."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    conflicts = [line for line in lines if line.startswith("CONFLICT")]
+    if conflicts:
+        more = len(conflicts) - shown
+        return "; ".join(conflicts[:shown]) + (f"; and {more} more" if more > 0 else "")
+    ours = [line for line in lines if "rule " in line or line.startswith("shiftkit:")]
+    rest = [line for line in lines if not line.startswith(("Auto-merging", "hint:"))]
+    return unprefixed((ours or rest or lines or ["conflict"])[0])
 
 
 # Git's words for a push that never reached a server (nothing can have changed there).

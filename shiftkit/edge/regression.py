@@ -145,6 +145,58 @@ def run_at_tree(
     return [(job, results[n]) for n, job in enumerate(work)]
 
 
+class TreeJob(NamedTuple):
+    """A verifier to run at a tree of its own, after that tree's `init`."""
+
+    tree: str
+    command: str
+    init: str
+    timeout: float
+
+
+def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify.Outcome]:
+    """Each job in a temporary checkout of its own tree (after its `init`), ``workers`` at a
+    time; in the order of ``work``. A job whose pass is recorded at its tree (in a checkout)
+    is not run again — read for every job before any runs (decision record 0045) — and a
+    pass found is recorded: the cache is by tree."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    adding = threading.Lock()  # (`git worktree add` one at a time: it names the worktree)
+    unique = list(dict.fromkeys(work))
+    before = {
+        job
+        for job in unique
+        if verify.is_cached(ctx.common_dir, job.tree, verify.cache_command(job.command, CHECKOUT))
+    }
+
+    def one(job: TreeJob) -> verify.Outcome:
+        key = verify.cache_command(job.command, CHECKOUT)
+        if job in before:
+            return verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
+        with adding:
+            checkout = verify.temporary_checkout(ctx.root, job.tree)
+            target = checkout.__enter__()
+        try:
+            prepared = verify.prepare_checkout(target, job.init, job.timeout)
+            outcome = (
+                prepared._replace(command=job.command)
+                if prepared is not None
+                else verify.run_in(target, job.command, job.timeout)
+            )
+        finally:
+            with adding:
+                checkout.__exit__(None, None, None)
+        if outcome.ok:
+            verify.record_pass(ctx.common_dir, job.tree, key)
+        return outcome
+
+    if not unique:
+        return []
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(unique)))) as pool:
+        found = dict(zip(unique, pool.map(one, unique), strict=True))
+    return [found[job] for job in work]
+
+
 # -- the demotion commit -------------------------------------------------------------------
 
 
