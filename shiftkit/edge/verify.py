@@ -7,7 +7,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -48,17 +48,22 @@ class Outcome(NamedTuple):
 
 
 def run_command(
-    command: str, cwd: Path, timeout: float, env: dict[str, str] | None = None
+    command: str,
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> Outcome:
     """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
-    background process that keeps the descriptors open cannot hang us."""
+    background process that keeps the descriptors open cannot hang us. ``prefix``: argv the
+    shell runs under (a tracer: `readsets.Measure.prefix`)."""
     import subprocess
     import tempfile
 
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
-            ["/bin/sh", "-c", command],
+            [*prefix, "/bin/sh", "-c", command],
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             env=env,
@@ -315,12 +320,16 @@ def prepare_checkout(
 
 
 def run_in(
-    target: Path, command: str, timeout: float, env: dict[str, str] | None = None
+    target: Path,
+    command: str,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    prefix: Sequence[str] = (),
 ) -> Outcome:
     """``command`` in a prepared temporary checkout; a verifier that leaves the checkout
     other than the tree it judged has failed (the checkout is then put back). ``env``:
-    default `clean_environment`."""
-    outcome = run_command(command, target, timeout, env or clean_environment())
+    default `clean_environment`; ``prefix``: as `run_command`'s."""
+    outcome = run_command(command, target, timeout, env or clean_environment(), prefix)
     changes = checkout_changes(target)
     if not changes:
         return outcome

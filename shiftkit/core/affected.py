@@ -1,0 +1,202 @@
+"""Which passing features a change can break: their measured read sets against the change.
+
+A *read set* is what one run of a feature's verifier looked at inside the checkout, measured
+while it ran (decision record 0053): the committed files it opened or stat'ed (``files``), the
+directories it listed (``dirs``), and the paths it looked up that the tree does not hold
+(``missing``: a file added there later could change what it does, as a ``pytest.py`` at the
+root shadows pytest). Paths are repository paths (``a/b.py``; the root directory is ``""``).
+
+A change breaks nothing a verifier did not look at: a feature is *affected* by a change when
+the change modifies or deletes a file of its read set, or adds a path it looked up or a file
+in a directory it listed. A feature whose read set is unknown (never measured, measured with
+another verifier, or measured where no tracer was available) is affected by every change.
+
+Stable API (the finish gate and the publish gate share it):
+
+- `ReadSet`, `Change` — the values;
+- `affected(passing_ids, read_sets, changed_paths, added_paths=())` — one change for all;
+- `affected_since(passing_ids, read_sets, changes)` — each feature against the change since
+  the tree its set was measured at (`trees_to_compare` says which trees those are);
+- `touches(read_set, change)` — the test for one feature;
+- `to_json` / `from_json` — the stored form.
+
+Pure: values in, values out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
+
+
+class ReadSet(NamedTuple):
+    """What one passing run of ``command`` read at ``tree`` (see the module's docstring)."""
+
+    tree: str  # the tree id the verifier judged
+    command: str  # the verifier's cache command (a set measured for another verifier is stale)
+    files: frozenset[str]
+    dirs: frozenset[str] = frozenset()
+    missing: frozenset[str] = frozenset()
+
+
+class Change(NamedTuple):
+    """The paths a change touches (``paths``: added, deleted or modified), and those of them
+    it adds (absent before) — new directories included, so a new ``pkg/__init__.py`` is an
+    entry ``pkg`` added to the directory above it."""
+
+    paths: frozenset[str]
+    added: frozenset[str] = frozenset()
+
+
+def parent_dir(path: str) -> str:
+    """``a/b/c.py`` → ``a/b``; ``c.py`` → ``""`` (the root)."""
+    head, _, _ = path.rpartition("/")
+    return head
+
+
+def touches(read_set: ReadSet | None, change: Change) -> bool:
+    """Whether ``change`` can change what the run that measured ``read_set`` saw (None:
+    unknown, so yes)."""
+    if read_set is None:
+        return True
+    if not change.paths.isdisjoint(read_set.files):
+        return True
+    for path in change.added:
+        if path in read_set.missing or parent_dir(path) in read_set.dirs:
+            return True
+    return False
+
+
+def affected(
+    passing_ids: Sequence[str],
+    read_sets: Mapping[str, ReadSet | None],
+    changed_paths: Iterable[str],
+    added_paths: Iterable[str] = (),
+) -> list[str]:
+    """The features of ``passing_ids`` (in that order) that the change can break: those whose
+    read set it touches, and every one whose set is unknown (absent from ``read_sets``, or
+    None). ``added_paths``: the changed paths that are new (without them, an added file is
+    matched only against the files read, never the directories listed)."""
+    added = frozenset(added_paths)
+    change = Change(frozenset(changed_paths) | added, added)
+    if not change.paths:
+        return []
+    return [i for i in passing_ids if touches(read_sets.get(i), change)]
+
+
+def trees_to_compare(
+    passing_ids: Iterable[str], read_sets: Mapping[str, ReadSet | None]
+) -> list[str]:
+    """The distinct trees the known read sets of ``passing_ids`` were measured at: the trees
+    `affected_since` needs a change from."""
+    trees: list[str] = []
+    for feature_id in passing_ids:
+        read_set = read_sets.get(feature_id)
+        if read_set is not None and read_set.tree not in trees:
+            trees.append(read_set.tree)
+    return trees
+
+
+def affected_since(
+    passing_ids: Sequence[str],
+    read_sets: Mapping[str, ReadSet | None],
+    changes: Mapping[str, Change],
+) -> list[str]:
+    """Like `affected`, each feature judged against the change from the tree its read set was
+    measured at (``changes[tree]``) to the tree in question — sound even when the set is older
+    than the change's base. A set whose tree has no entry in ``changes`` counts as unknown."""
+    found = []
+    for feature_id in passing_ids:
+        read_set = read_sets.get(feature_id)
+        change = changes.get(read_set.tree) if read_set is not None else None
+        if read_set is None or change is None or touches(read_set, change):
+            found.append(feature_id)
+    return found
+
+
+def known(read_set: ReadSet | None, command: str) -> ReadSet | None:
+    """``read_set`` when it was measured for ``command``, else None (unknown)."""
+    return read_set if read_set is not None and read_set.command == command else None
+
+
+# -- the stored form ------------------------------------------------------------------------
+
+_FORMAT = 1
+
+
+def to_json(feature_id: str, read_set: ReadSet) -> dict[str, Any]:
+    return {
+        "format": _FORMAT,
+        "feature": feature_id,
+        "tree": read_set.tree,
+        "command": read_set.command,
+        "files": sorted(read_set.files),
+        "dirs": sorted(read_set.dirs),
+        "missing": sorted(read_set.missing),
+    }
+
+
+def _paths(value: Any) -> frozenset[str] | None:
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        return None
+    return frozenset(value)
+
+
+def from_json(feature_id: str, record: Any) -> ReadSet | None:
+    """The read set stored for ``feature_id``; None when the record is not one (a cache: an
+    unreadable record only makes the feature count as affected)."""
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        return None
+    tree, command = record.get("tree"), record.get("command")
+    if record.get("feature") != feature_id or not isinstance(tree, str):
+        return None
+    if not isinstance(command, str):
+        return None
+    files, dirs, missing = (_paths(record.get(k)) for k in ("files", "dirs", "missing"))
+    if files is None or dirs is None or missing is None:
+        return None
+    return ReadSet(tree, command, files, dirs, missing)
+
+
+def normalise(
+    looked: Iterable[str], listed: Iterable[str], root: str, tracked: Collection[str]
+) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """(files, dirs, missing) from absolute, normalised paths: ``looked`` (opened, stat'ed,
+    executed) and ``listed`` (directories read). Only paths under ``root`` (itself normalised)
+    and outside its ``.git`` count, as repository paths: a looked-up path the tree holds
+    (``tracked``) is a file read, one it does not hold (and that is no directory of it) a path
+    looked up that the tree does not hold; a listed directory is a directory."""
+    tracked_dirs = directories_of(tracked)
+    files: set[str] = set()
+    missing: set[str] = set()
+    for relative in _under(looked, root):
+        if relative in tracked:
+            files.add(relative)
+        elif relative not in tracked_dirs:
+            missing.add(relative)
+    return frozenset(files), frozenset(_under(listed, root)), frozenset(missing)
+
+
+def _under(paths: Iterable[str], root: str) -> Iterable[str]:
+    top = root.rstrip("/")
+    prefix = top + "/"
+    for path in paths:
+        if path == top:
+            relative = ""
+        elif path.startswith(prefix):
+            relative = path[len(prefix) :].rstrip("/")
+        else:
+            continue
+        if relative != ".git" and not relative.startswith(".git/"):
+            yield relative
+
+
+def directories_of(tracked: Iterable[str]) -> frozenset[str]:
+    """Every directory holding a tracked file, the root (``""``) included."""
+    found = {""}
+    for path in tracked:
+        head = parent_dir(path)
+        while head and head not in found:
+            found.add(head)
+            head = parent_dir(head)
+    return frozenset(found)

@@ -1,0 +1,201 @@
+"""Read sets: measuring what a verifier reads while it runs (strace), keeping the set of each
+passing feature in shiftkit's state, and asking which passing features a change affects
+(decision record 0053; the pure part is `shiftkit.core.affected`).
+
+Stable API (the finish gate and the publish gate share it):
+
+- `measuring()` — a context giving a `Measure` (the argv prefix to run a verifier under, and
+  `Measure.read_set(...)` after it ran), or None when strace is missing or cannot trace here
+  (`SHIFTKIT_READSETS=off` turns it off): the feature's set is then unknown;
+- `record(common_dir, feature_id, read_set)` / `forget(common_dir, feature_id)`;
+- `load(common_dir, commands)` — each feature's stored set, None (unknown) when absent or
+  measured for another verifier;
+- `change(root, old_tree, new_tree)` — a `Change` between two trees (directories included);
+- `affected_at(root, common_dir, commands, new_tree)` — the features of ``commands`` (in its
+  order) a move of the tree to ``new_tree`` can break.
+
+The sets live in the common git dir (``shiftkit/readsets/``, one file per feature, written
+atomically), keyed by feature id and holding the tree and verifier they were measured at.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+from shiftkit.core import affected, trace
+from shiftkit.edge import gitio, state
+
+FOLDER = "readsets"
+OFF_VARIABLE = "SHIFTKIT_READSETS"  # "off": measure nothing (every set unknown)
+STRACE_FILTER = "trace=%file,?getdents,getdents64"
+
+_probed: list[tuple[str, ...] | None] = []  # (the probe's answer, once)
+
+
+def tracer() -> tuple[str, ...] | None:
+    """strace's argv (before ``-o``) when it is on PATH and can trace a process here (a
+    container may forbid ptrace), probed once per process; None otherwise."""
+    if os.environ.get(OFF_VARIABLE) == "off":
+        return None
+    if not _probed:
+        _probed.append(_probe())
+    return _probed[0]
+
+
+def _probe() -> tuple[str, ...] | None:
+    import subprocess
+
+    program = shutil.which("strace")
+    if program is None:
+        return None
+    for fast in (("--seccomp-bpf",), ()):
+        argv = (program, "-f", "-ff", "-qq", "-y", *fast, "-e", STRACE_FILTER)
+        try:
+            proc = subprocess.run(
+                [*argv, "-o", os.devnull, "--", "true"],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if proc.returncode == 0:
+            return argv
+    return None
+
+
+class Measure(NamedTuple):
+    """One verifier run's measurement: run the command under `prefix`, then `read_set`."""
+
+    prefix: tuple[str, ...]
+    directory: Path  # strace's output files (one per process)
+
+    def read_set(self, root: Path, tree: str, command: str) -> affected.ReadSet:
+        """The set of the run that just finished in ``root`` (a checkout of ``tree``)."""
+        seen = trace.merge(_processes(self.directory, str(root)))
+        tracked = frozenset(_tree_files(root, tree))
+        roots = {str(root), os.path.realpath(root)}
+        files: set[str] = set()
+        dirs: set[str] = set()
+        missing: set[str] = set()
+        for top in roots:
+            found = affected.normalise(seen.looked, seen.listed, top, tracked)
+            files |= found[0]
+            dirs |= found[1]
+            missing |= found[2]
+        return affected.ReadSet(
+            tree, command, frozenset(files), frozenset(dirs), frozenset(missing)
+        )
+
+
+@contextmanager
+def measuring(enabled: bool = True) -> Iterator[Measure | None]:
+    """A `Measure` whose output folder is removed after; None when not ``enabled`` or no
+    tracer works here."""
+    argv = tracer() if enabled else None
+    if argv is None:
+        yield None
+        return
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="shiftkit-trace-"))
+    try:
+        yield Measure((*argv, "-o", str(directory / "t"), "--"), directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _processes(directory: Path, cwd: str) -> Iterator[trace.Seen]:
+    for path in sorted(directory.iterdir()):
+        try:
+            text = path.read_bytes().decode("latin-1")
+        except OSError:
+            continue
+        yield trace.read_process(text.splitlines(), cwd)
+
+
+def _tree_files(root: Path, tree: str) -> list[str]:
+    from shiftkit.edge.verify import clean_environment
+
+    listing = gitio.run(
+        ["ls-tree", "-r", "--name-only", "-z", tree], root, clean_env=clean_environment()
+    ).stdout
+    return [path for path in listing.split("\0") if path]
+
+
+# -- the store -------------------------------------------------------------------------------
+
+
+def _path(common_dir: Path, feature_id: str) -> Path:
+    name = hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return state.repo_state(common_dir) / FOLDER / f"{name}.json"
+
+
+def record(common_dir: Path, feature_id: str, read_set: affected.ReadSet) -> None:
+    """Keep ``read_set`` as ``feature_id``'s (replacing the one before)."""
+    state.write_json(_path(common_dir, feature_id), affected.to_json(feature_id, read_set))
+
+
+def forget(common_dir: Path, feature_id: str) -> None:
+    """``feature_id``'s set is unknown from now (a pass whose reads were not measured)."""
+    _path(common_dir, feature_id).unlink(missing_ok=True)
+
+
+def load_one(common_dir: Path, feature_id: str) -> affected.ReadSet | None:
+    return affected.from_json(feature_id, state.read_json(_path(common_dir, feature_id)))
+
+
+def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.ReadSet | None]:
+    """Each feature's stored set (``commands``: feature id → its verifier's cache command),
+    None when there is none or it was measured for another command."""
+    return {
+        feature_id: affected.known(load_one(common_dir, feature_id), command)
+        for feature_id, command in commands.items()
+    }
+
+
+# -- changes between trees -------------------------------------------------------------------
+
+
+def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
+    """The paths that differ between two trees, and which are new — directories included
+    (``-t``), renames as a deletion and an addition."""
+    listing = gitio.out(
+        ["diff-tree", "-r", "-t", "--no-renames", "--name-status", "-z", old_tree, new_tree],
+        root,
+    ).split("\0")
+    paths: set[str] = set()
+    added: set[str] = set()
+    for status, path in zip(listing[0::2], listing[1::2], strict=False):
+        if not path:
+            continue
+        paths.add(path)
+        if status.startswith("A"):
+            added.add(path)
+    return affected.Change(frozenset(paths), frozenset(added))
+
+
+def affected_at(
+    root: Path, common_dir: Path, commands: Mapping[str, str], new_tree: str
+) -> list[str]:
+    """The features of ``commands`` (feature id → verifier cache command; in its order)
+    whose verifiers a move to ``new_tree`` can break: each judged against the change from the
+    tree its read set was measured at, unknown sets all included."""
+    ids = list(commands)
+    sets = load(common_dir, commands)
+    changes = {
+        tree: change(root, tree, new_tree)
+        for tree in affected.trees_to_compare(ids, sets)
+        if _has_tree(root, tree)
+    }
+    return affected.affected_since(ids, sets, changes)
+
+
+def _has_tree(root: Path, tree: str) -> bool:
+    return gitio.run(["cat-file", "-e", f"{tree}^{{tree}}"], root, check=False).returncode == 0
