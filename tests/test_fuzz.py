@@ -1068,3 +1068,77 @@ def test_guard_never_crashes(scaffold_copies: Callable[[], Path], payload: bytes
 def test_guard_once_crashed_on(fuzz_scaffold: Path, payload: bytes) -> None:
     proc = run_shiftkit(["guard"], fuzz_scaffold, stdin=payload)
     assert_clean_exit(["guard"], proc)
+
+
+# -- bounded readers: numbers, depth and length no reader reads (decision 0061) -------------
+
+
+@st.composite
+def hostile_values(draw: st.DrawFn) -> str:
+    """A JSON text a parser accepts but shiftkit must not read: an integer of thousands of
+    digits, arrays or objects nested past any bound, or both; inside a ledger-like entry or
+    alone."""
+    kind = draw(st.sampled_from(["digits", "list", "object", "both"]))
+    digits = "-" * draw(st.integers(0, 1)) + "1" + "0" * draw(st.integers(64, 6000))
+    deep = draw(st.integers(65, 120_000))
+    if kind == "digits":
+        inner = digits
+    elif kind == "list":
+        inner = "[" * deep + "]" * deep
+    elif kind == "object":
+        inner = '{"a":' * deep + "1" + "}" * deep
+    else:
+        inner = "[" * deep + digits + "]" * deep
+    if draw(st.booleans()):
+        return inner
+    key = draw(st.sampled_from(["input", "output", "usd", "seconds", "feature", "extra"]))
+    return json.dumps(
+        {"at": "2026-11-30T10:00:00Z", "id": "u-1", "kind": "usage", key: 0}, sort_keys=True
+    ).replace(f'"{key}": 0', f'"{key}": {inner}')
+
+
+@settings(max_examples=examples(80))
+@given(hostile_values(), st.integers(1, 40))
+@example("1" + "0" * 5000, 1)
+@example("[" * 100_000 + "]" * 100_000, 1)
+def test_every_reader_refuses_unreadable_json_in_one_line(text: str, line: int) -> None:
+    from shiftkit.core import claim, jsonbound, ledger, orientation, rollout
+
+    where = f".shiftkit/ledger.jsonl line {line}"
+    with pytest.raises(BadInput) as caught:
+        jsonbound.loads(text, where)
+    one_line_bad_input(caught.value, where)
+    with pytest.raises(BadInput) as caught:
+        ledger.parse("\n" * (line - 1) + text + "\n")
+    one_line_bad_input(caught.value, where)
+    problems = ledger.append_problems([""], text + "\n")
+    assert len(problems) == 1 and "\n" not in problems[0], problems
+    assert isinstance(claim.parse_message(text), str)
+    assert ledger.transcript_messages([text]) == []
+    assert rollout.is_rollout(text) in (True, False)
+    assert orientation.skip_checks_for(text) is None
+    try:
+        features.loads(text)
+    except BadInput as exc:
+        one_line_bad_input(exc, "features.json")
+    else:  # pragma: no cover - no hostile text is a feature list
+        pytest.fail("a hostile text was read as a feature list")
+
+
+@settings(max_examples=examples(8, subprocess_runs=True))
+@given(hostile_values(), st.sampled_from([["cost"], ["status"], ["report", "--json"], ["audit"]]))
+def test_commands_never_crash_on_an_unreadable_ledger(
+    scaffold_copies: Callable[[], Path], text: str, args: list[str]
+) -> None:
+    project = scaffold_copies()
+    path = project / ".shiftkit" / "ledger.jsonl"
+    path.write_text(text + "\n", encoding="utf-8")
+    if args == ["audit"]:  # committed past every hook, as a forged push brings it
+        hooks = project / ".git" / "hooks"
+        hooks.rename(hooks.with_name("hooks.off"))
+        for command in (["add", "-A"], ["commit", "-q", "-m", "Record usage"]):
+            subprocess.run(["git", *command], cwd=project, check=True, capture_output=True)
+        hooks.with_name("hooks.off").rename(hooks)
+    proc = run_shiftkit(args, project)
+    event(f"{args[0]} exit {proc.returncode}")
+    assert_clean_exit(args, proc)

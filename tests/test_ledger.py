@@ -404,3 +404,49 @@ def test_absurd_numbers_are_refused_at_input_by_rule_12_and_by_the_readers(
         cost.stderr.startswith("shiftkit: .shiftkit/ledger.jsonl line ")
         and cost.stderr.count("\n") == 1
     ), cost.stderr
+
+
+HOSTILE_LINES = {
+    "5,000 digits": '{"at":"2026-11-30T10:00:00Z","id":"u-huge","input":1%s,"kind":"usage"}'
+    % ("0" * 5000),
+    "100,000 deep": '{"at":"2026-11-30T10:00:00Z","extra":%s,"id":"u-deep","kind":"usage"}'
+    % ("[" * 100_000 + "]" * 100_000),
+    "a long line": '{"at":"2026-11-30T10:00:00Z","id":"u-long","kind":"usage","model":"%s"}'
+    % ("m" * 2_000_000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_LINES))
+def test_an_unreadable_ledger_line_is_one_line_in_every_command_and_in_audit(
+    scaffold: Path, case: str
+) -> None:
+    """A hand-appended ledger line with a 5,000-digit count, or nested 100,000 deep, made
+    `status`, `cost`, `report --json` and the pre-commit hook exit 4 (Python's int() digit
+    limit, RecursionError); committed past the hooks, `audit` exited 4 in every clone. Each
+    now says file and line in one `shiftkit:` line and exits 1 or 2 (decision 0061)."""
+    path = scaffold / ledger.LEDGER_FILE
+    before = path.read_text() if path.exists() else ""
+    number = len(before.splitlines()) + 1
+    path.write_text(before + HOSTILE_LINES[case] + "\n")
+    where = f"{ledger.LEDGER_FILE} line {number}"
+    for args in (["cost"], ["report", "--json"], ["report"]):
+        result = shiftkit(scaffold, *args)
+        assert result.returncode == 2 and "Traceback" not in result.output, (args, result.output)
+        assert (
+            result.stderr.startswith(f"shiftkit: {where}: ") and result.stderr.count("\n") == 1
+        ), (args, result.stderr)
+    status = shiftkit(scaffold, "status")
+    assert status.returncode in (0, 2) and "internal error" not in status.output, status.output
+    git_ok(scaffold, "add", ledger.LEDGER_FILE)
+    refused = git(scaffold, "commit", "-m", "Record usage")
+    assert refused.returncode == 1 and "rule 12" in refused.output, refused.output
+    assert f"line {number}: " in refused.output and "internal error" not in refused.output
+    hooks = scaffold / ".git" / "hooks"
+    hooks.rename(hooks.with_name("hooks.off"))
+    git_ok(scaffold, "commit", "-q", "-m", "Record usage")
+    hooks.with_name("hooks.off").rename(hooks)
+    audit = shiftkit(scaffold, "audit")
+    assert audit.returncode == 1 and "internal error" not in audit.output, audit.output
+    assert f"rule 12: {ledger.LEDGER_FILE}: line {number}: " in audit.stdout, audit.stdout
+    as_json = shiftkit(scaffold, "audit", "--json")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout), as_json.output

@@ -454,6 +454,8 @@ def test_counts_and_amounts_have_upper_bounds() -> None:
     line = '{"at":"%s","id":"u","kind":"usage","input":%d}'
     assert ledger.parse_entry(line % (AT, ledger.MAX_TOKENS), "x").usage.input == ledger.MAX_TOKENS
     with pytest.raises(BadInput, match="'input' must be a count of tokens up to"):
+        ledger.parse_entry(line % (AT, 10**40), "x")
+    with pytest.raises(BadInput, match=r"^x: a number of 401 digits"):  # not even read
         ledger.parse_entry(line % (AT, 10**400), "x")
     with pytest.raises(BadInput, match="'usd' must be a finite amount"):
         ledger.parse_entry(json.dumps({"at": AT, "id": "u", "kind": "usage", "usd": 1e300}), "x")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shiftkit.core import cost
+from shiftkit.core import cost, jsonbound
 from shiftkit.core import ledger as ledger_core
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Usage
@@ -83,9 +83,9 @@ def record(
     payload: Any = {}
     if hook_input.strip():
         try:
-            payload = json.loads(hook_input)
-        except (ValueError, RecursionError):
-            raise BadInput("usage record: the hook input on stdin is not JSON") from None
+            payload = jsonbound.loads(hook_input, "usage record: the hook input on stdin")
+        except BadInput as exc:
+            raise BadInput(exc.message) from None
     if not isinstance(payload, dict):
         payload = {}
     if session is None:

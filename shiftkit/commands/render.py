@@ -95,13 +95,15 @@ def choose_source(
 def installed_origin() -> tuple[str, str] | None:
     """Where pip installed this shiftkit from (PEP 610's `direct_url.json`), as a template
     source `copier update` can use and its version; None for a package index or a wheel."""
-    import json
     from importlib.metadata import PackageNotFoundError, distribution
+
+    from shiftkit.core import jsonbound
+    from shiftkit.core.errors import BadInput
 
     try:
         text = distribution("shiftkit").read_text("direct_url.json")
-        info = json.loads(text) if text else None
-    except (PackageNotFoundError, ValueError):
+        info = jsonbound.loads(text, "direct_url.json") if text else None
+    except (PackageNotFoundError, BadInput):
         return None
     return origin_of(info) if isinstance(info, dict) else None
 

@@ -11,7 +11,6 @@ and `--agent codex` are presets (`core.loop.preset_command`).
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -21,7 +20,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, NamedTuple
 
-from shiftkit.core import cost, features, ledger, loop, rollout
+from shiftkit.core import cost, features, jsonbound, ledger, loop, rollout
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.core.ledger import Usage
 from shiftkit.core.words import counted
@@ -360,8 +359,8 @@ def parse_result(stdout: str) -> dict[str, Any] | None:
         if not text.startswith("{"):
             continue
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
+            value = jsonbound.loads(text, "the agent's result")
+        except BadInput:
             continue
         if isinstance(value, dict) and value.get("type") == "result":
             return value

@@ -7,11 +7,10 @@ finished, reverted or released. Re-running an interrupted `finish` or `revert` c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from shiftkit.core import features, progress, rules
+from shiftkit.core import features, jsonbound, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import claims, gitio, ledger, snapshot, state, verify
@@ -646,8 +645,8 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     if not dirty:
         return 0
     try:
-        payload = json.loads(hook_input) if hook_input.strip() else {}
-    except json.JSONDecodeError:
+        payload = jsonbound.loads(hook_input, "hook input") if hook_input.strip() else {}
+    except BadInput:
         payload = {}
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
     record = state.local_claim(ctx.git_dir)

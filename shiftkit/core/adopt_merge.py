@@ -22,6 +22,7 @@ import json
 import re
 from typing import Any
 
+from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
 
 BEGIN = "<!-- shiftkit:begin -->"
@@ -106,11 +107,9 @@ def _json_indent(text: str) -> int | str:
 
 def _load_json_object(text: str, name: str) -> dict[str, Any]:
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{name}: not valid JSON (line {exc.lineno}: {exc.msg}); fix it, then adopt again"
-        ) from None
+        value = jsonbound.loads(text, name)
+    except BadInput as exc:
+        raise BadInput(f"{exc.message}; fix it, then adopt again") from None
     if not isinstance(value, dict):
         raise BadInput(f"{name}: expected a JSON object at the top")
     return value

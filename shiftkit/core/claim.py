@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from typing import NamedTuple
 
+from shiftkit.core import jsonbound
+from shiftkit.core.errors import BadInput
+
 
 class ClaimRecord(NamedTuple):
     feature: str
@@ -95,11 +98,16 @@ def parse_record(value: object) -> ClaimRecord | str:
     return ClaimRecord(**{key: value[key] for key in _TYPES if key in value})
 
 
+MAX_RECORD = 64 * 1024  # characters of a claim object's message (shiftkit's are ~400)
+
+
 def parse_message(message: str) -> ClaimRecord | str:
     try:
-        return parse_record(json.loads(message))
-    except json.JSONDecodeError:
-        return "its record is not JSON"
+        return parse_record(jsonbound.loads(message, "its record", max_length=MAX_RECORD))
+    except BadInput as exc:
+        if exc.message.startswith(("its record: not JSON", "its record: invalid JSON")):
+            return "its record is not JSON"
+        return exc.message.replace("its record: ", "its record is not JSON shiftkit reads: ", 1)
 
 
 def record_message(record: ClaimRecord) -> str:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
 
 SCHEMA_REF = ".shiftkit/features.schema.json"
@@ -493,16 +494,9 @@ def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
 
 
 def parse_json(text: str, source: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(
-            f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except RecursionError:
-        raise BadInput(f"{source}: invalid JSON: nested too deeply to read") from None
-    except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
-        raise BadInput(f"{source}: invalid JSON: a number too long to read") from None
+    # (its depth is bounded by the parser's own limit, and its shape by the schema, which
+    # refuses a nested value at the field that holds it: no depth scan of a long list)
+    return jsonbound.loads(text, source, max_depth=None)
 
 
 _validator: Any = None

@@ -4,8 +4,10 @@ list changes a status field."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from shiftkit.core import jsonbound
+from shiftkit.core.errors import BadInput
 
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 
@@ -73,8 +75,8 @@ def _features(text: str | None) -> list[Any] | None:
     if text is None:
         return None
     try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
+        document = jsonbound.loads(text, "features", max_depth=None)
+    except BadInput:
         return None
     if isinstance(document, dict) and isinstance(document.get("features"), list):
         return list(document["features"])

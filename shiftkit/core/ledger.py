@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
 
 LEDGER_FILE = ".shiftkit/ledger.jsonl"
@@ -128,10 +129,7 @@ def count_problem(name: str, value: int) -> str | None:
 
 
 def parse_entry(line: str, where: str) -> Entry:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{where}: not JSON ({exc.msg})") from None
+    value = jsonbound.loads(line, where, max_length=jsonbound.MAX_LINE)
     if not isinstance(value, dict):
         raise BadInput(f"{where}: not a JSON object")
     kind, ident, at = value.get("kind"), value.get("id"), value.get("at")
@@ -271,8 +269,8 @@ def _message_of(line: str) -> Message | None:
     if '"usage"' not in line:
         return None
     try:
-        value = json.loads(line)
-    except (ValueError, RecursionError):  # (also numbers past Python's digit limit, deep nests)
+        value = jsonbound.loads(line, "transcript")
+    except BadInput:  # (a line being written, numbers past the bound, deep nests)
         return None
     if not isinstance(value, dict):
         return None

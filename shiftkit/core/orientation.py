@@ -154,11 +154,12 @@ RE_RENDER_ONLY = {"resume": "session resumed", "compact": "context compacted"}
 def skip_checks_for(hook_input: str) -> str | None:
     """Why the checks should not run for this SessionStart hook input (JSON on stdin), or
     None to run them: on `startup`, `clear`, and anything unknown or unreadable."""
-    import json
+    from shiftkit.core import jsonbound
+    from shiftkit.core.errors import BadInput
 
     try:
-        document = json.loads(hook_input)
-    except ValueError:
+        document = jsonbound.loads(hook_input, "hook input")
+    except BadInput:
         return None
     source = document.get("source") if isinstance(document, dict) else None
     return RE_RENDER_ONLY.get(source) if isinstance(source, str) else None

@@ -13,10 +13,11 @@ tokens (as the issue and ccusage's Codex cost formula count them: decision 0040)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
+from shiftkit.core import jsonbound
+from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import MAX_TOKENS, Message, Usage, time_key, transcript_messages
 
 ROLLOUT_TYPES = ("session_meta", "turn_context", "event_msg", "response_item", "compacted")
@@ -48,8 +49,8 @@ def _objects(text: str) -> Iterator[dict[str, Any]]:
         if not line.lstrip().startswith("{"):
             continue
         try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
+            value = jsonbound.loads(line, "rollout")
+        except BadInput:
             continue
         if isinstance(value, dict):
             yield value

@@ -12,12 +12,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+from shiftkit.core import jsonbound
 from shiftkit.core.claim import TIME_FORMAT
+from shiftkit.core.errors import BadInput
 from shiftkit.edge import heartbeat, state
 from shiftkit.edge.atomic import atomic_write
 
@@ -58,8 +59,8 @@ def _rewrite(path: Path) -> str:
 def hook_field(hook_input: str, key: str) -> str | None:
     """A string field of a harness hook's JSON input, if it has a non-blank one."""
     try:
-        document = json.loads(hook_input)
-    except (ValueError, RecursionError):
+        document = jsonbound.loads(hook_input, "hook input")
+    except BadInput:
         return None
     value = document.get(key) if isinstance(document, dict) else None
     return value.strip() if isinstance(value, str) and value.strip() else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from shiftkit.core import jsonbound
+from shiftkit.core.errors import BadInput
 from shiftkit.edge.atomic import atomic_write
 
 TYPE_CHECKING = False
@@ -112,8 +114,8 @@ def recorded_list(common_dir: Path, blob: str, text: str) -> features.FeatureLis
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return jsonbound.loads(path.read_text(encoding="utf-8"), str(path))
+    except (FileNotFoundError, BadInput, UnicodeDecodeError):
         return None
 
 
