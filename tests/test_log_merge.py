@@ -54,6 +54,47 @@ def test_an_entry_ours_pruned_is_not_brought_back() -> None:
     assert keys(progress.merge(base, ours, theirs)) == keys(ours) + keys(log(entry("theirs")))
 
 
+def test_the_merged_log_is_in_time_order() -> None:
+    # (issue 29: after sync merges the log was in file order, ours then theirs)
+    common = entry("the start", "F000", "2026-12-01 17:00 UTC")
+    base = log(common)
+    ours = log(common, entry("ours, later", "F001", "2026-12-01 18:10 UTC"))
+    theirs = log(
+        common,
+        entry("theirs, earlier", "F002", "2026-12-01 18:05 UTC"),
+        entry("theirs, last", "F003", "2026-12-01 18:20 UTC"),
+    )
+    merged = progress.parse(progress.merge(base, ours, theirs))
+    assert [e.feature for e in merged.entries] == ["F000", "F002", "F001", "F003"]
+    assert merged.head == HEAD + "\n"
+    assert progress.merge(base, ours, theirs).startswith(log(common))
+    # Merged either way round, the same order.
+    other = progress.parse(progress.merge(base, theirs, ours))
+    assert [e.feature for e in other.entries] == ["F000", "F002", "F001", "F003"]
+
+
+times = st.lists(st.integers(min_value=0, max_value=59), max_size=4).map(sorted)
+
+
+@given(times, times)
+def test_sides_in_time_order_merge_in_time_order(mine: list[int], yours: list[int]) -> None:
+    base = log(entry("common", "F000", "2026-12-01 17:00 UTC"))
+    ours = log(
+        entry("common", "F000", "2026-12-01 17:00 UTC"),
+        *(entry(f"ours {n}", "F001", f"2026-12-01 18:{m:02d} UTC") for n, m in enumerate(mine)),
+    )
+    theirs = log(
+        entry("common", "F000", "2026-12-01 17:00 UTC"),
+        *(entry(f"theirs {n}", "F002", f"2026-12-01 18:{m:02d} UTC") for n, m in enumerate(yours)),
+    )
+    merged = progress.parse(progress.merge(base, ours, theirs))
+    stamps = [e.time for e in merged.entries]
+    assert stamps == sorted(stamps)
+    assert sorted(keys(progress.merge(base, ours, theirs))) == sorted(
+        set(keys(ours) + keys(theirs))
+    )
+
+
 bodies = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="#"),
     max_size=30,

@@ -248,7 +248,7 @@ def test_brief_start_stays_within_2000_bytes_at_any_size(scaffold: Path) -> None
     verify = "python -m pytest -q tests/test_feature_2500.py -k 'end_to_end and not slow'"
     assert f"next: F2500 — verify: {verify}" in first
     text = out.decode()
-    assert "## newest log entries (3 of 2000" in text and "## 2026-11-" in text
+    assert "## newest log entries (newest first, 2000 in all" in text and "## 2026-11-" in text
     assert "see claude-progress.txt)" in text and "## newest decisions" in text
     assert text.rstrip("\n").splitlines()[-1].endswith(f"({len(out)} bytes)")
     hook = run_hook(scaffold, "SessionStart", {"source": "compact"})
@@ -261,3 +261,32 @@ def test_every_line_keeps_to_the_budget_with_a_claim(scaffold: Path) -> None:
     out = ok(scaffold, "start", "--brief", "--no-check")
     assert out.startswith("# shiftkit start") and "your claim: F000" in out
     assert out.index("your claim: F000") < 200 and len(out.encode()) <= 2000
+
+
+def test_the_newest_log_entry_is_shown_whole_in_the_brief(scaffold: Path) -> None:
+    # (issue 29: "newest log entries (3 of 3)" showed two headers, the newest entry folded
+    # into "… (5 more lines)")
+    log = scaffold / "claude-progress.txt"
+    text = log.read_text()
+    for n in range(3):
+        lines = 20 if n == 2 else 7
+        body = "\n".join(
+            f"entry {n} line {k}: what was done and what is left" for k in range(lines)
+        )
+        text = progress.append(
+            text,
+            progress.format_entry(f"2026-12-01 1{n}:00 UTC", "F000", "passed", "abc1234", body),
+        )
+    log.write_text(text)
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "-c", NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Three log entries")
+    newest = progress.parse(text).entries[-1].key
+    assert len(newest.splitlines()) == 21
+    out = ok(scaffold, "start", "--brief", "--no-check")
+    assert len(out.encode()) <= 2000, len(out.encode())
+    assert newest in out  # whole, every line of it in order
+    shown = [line for line in out.splitlines() if line.startswith("## 2026-12-01")]
+    for header in shown:  # every entry shown is shown whole
+        entry = next(e for e in progress.parse(text).entries if e.key.startswith(header))
+        assert entry.key in out
+    assert "more lines" not in out

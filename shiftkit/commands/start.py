@@ -151,8 +151,8 @@ class Amounts(NamedTuple):
     steps: int
 
 
-BRIEF = Amounts(3, 700, 4, 3, 1200, 3, 3, 3, 4)
-FULL = Amounts(4, 1800, 6, 6, 3000, 5, 5, 5, 8)
+BRIEF = Amounts(3, 4000, 4, 3, 1200, 3, 3, 3, 4)
+FULL = Amounts(4, 8000, 6, 6, 3000, 5, 5, 5, 8)
 
 
 def _recent_commits(ctx: Context, count: int) -> tuple[str, ...]:

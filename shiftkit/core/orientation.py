@@ -259,7 +259,8 @@ def clip_lines(text: str, limit: int, source: str) -> str:
 
 
 def more_note(count: int, noun: str, source: str) -> str:
-    return f"  {ELLIPSIS} ({count} more {noun}{'' if count == 1 else 's'}; see {source})"
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"  {ELLIPSIS} ({count} more {noun if count == 1 else plural}; see {source})"
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,8 @@ class Section:
     title: str | None = None  # kept with the first line, or the section is dropped
     noun: str = "line"
     fair: bool = False  # False: served first, in order; True: shares what is left
+    share: float = 1.0  # below 1: served first only when whole within this part of the budget
+    whole: bool = False  # each line is a whole (an entry of several lines): never cut itself
 
     @property
     def size(self) -> int:
@@ -295,6 +298,9 @@ def fit(section: Section, allowance: int) -> list[str]:
         note = more_note(len(lines) - kept, section.noun, source)
         if kept < len(lines) and prefix[kept] + size(note) <= allowance:
             return [*head, *lines[:kept], note]
+    if section.whole:
+        note = more_note(len(lines), section.noun, source)
+        return [note] if size(note) <= allowance else []
     note = more_note(len(lines) - 1, section.noun, source) if len(lines) > 1 else ""
     room = allowance - used - (size(note) if note else 0)
     if lines and room >= 40:
@@ -321,11 +327,17 @@ def lay_out(sections: Sequence[Section], budget: int) -> list[str]:
     left (a small one gets all it needs)."""
     kept: dict[int, list[str]] = {}
     left = budget
+    # A section served first up to a part of the budget (``share``) is served first only
+    # when it fits whole in that part; otherwise it shares what is left like the rest.
+    first = [
+        not s.fair and (s.share >= 1 or s.size <= min(left, int(budget * s.share)))
+        for s in sections
+    ]
     for index, section in enumerate(sections):
-        if not section.fair:
+        if first[index]:
             kept[index] = fit(section, left)
             left -= sum(map(size, kept[index]))
-    fair = [i for i, section in enumerate(sections) if section.fair]
+    fair = [i for i in range(len(sections)) if not first[i]]
     allowances = dict(zip(fair, share([sections[i].size for i in fair], left), strict=True))
     for index in fair:
         kept[index] = fit(sections[index], allowances[index])
@@ -472,18 +484,7 @@ def _rest(data: StartData) -> list[Section]:
         after = "; ".join(f"{u.id} {u.description}" for u in data.after)
         sections.append(Section((clip(f"after that: {after}", 300),), fair=True))
     if data.entries or data.index_line:
-        title = (
-            f"## newest log entries ({len(data.entries)} of {data.entries_total}, newest first; "
-            f"all in {sources.progress})"
-        )
-        body = [
-            line
-            for number, entry in enumerate(data.entries)
-            for line in ([""] if number else []) + entry.splitlines()
-        ]
-        if data.index_line:
-            body += ["", data.index_line]
-        sections.append(Section(tuple(body), sources.progress, "\n" + title, fair=True))
+        sections += _log_sections(data)
     if data.decisions:
         title = f"## newest decisions ({sources.decisions}/)"
         decisions = tuple(f"  {d}" for d in data.decisions)
@@ -501,6 +502,30 @@ def _rest(data: StartData) -> list[Section]:
             for x in data.claims
         )
         sections.append(Section((clip(f"claims: {rows}", 300),), fair=True))
+    return sections
+
+
+NEWEST_ENTRY_SHARE = 0.6  # of the budget: the newest log entry, whole, before the rest shares
+
+
+def _log_sections(data: StartData) -> list[Section]:
+    """The newest log entry whole, served first when it fits in `NEWEST_ENTRY_SHARE` of the
+    budget (a longer one shares, cut at a line), then the older ones as whole entries sharing
+    what is left:
+    an entry is shown whole or counted among those left out, never folded into a line count
+    under another entry's header (issue 29)."""
+    name = data.sources.progress
+    title = f"## newest log entries (newest first, {data.entries_total} in all; see {name})"
+    sections = []
+    if data.entries:
+        newest = tuple(data.entries[0].splitlines())
+        sections.append(Section(newest, name, "\n" + title, share=NEWEST_ENTRY_SHARE))
+        older = tuple("\n" + entry for entry in data.entries[1:])
+        if older:
+            sections.append(Section(older, name, noun="older entry", fair=True, whole=True))
+    if data.index_line:
+        head = None if data.entries else "\n" + title
+        sections.append(Section(("", data.index_line), name, head, fair=True))
     return sections
 
 

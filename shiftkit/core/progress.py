@@ -242,19 +242,34 @@ def append(text: str, entry_text: str) -> str:
 
 
 def merge(base: str, ours: str, theirs: str) -> str:
-    """Three versions of the log merged entry by entry (git's merge driver, decision record
-    0045): ours as it is, then each entry theirs added (not in the base) that ours lacks,
-    in their order. A line-wise union merge would fold two entries that share a header line
-    (two clones demoting one feature from one base in the same minute) into one, losing
-    both: rule 8 then refuses the merge. An entry of the base that ours no longer has was
-    moved to the archive by a prune on our side, and stays there."""
-    ours_keys = {entry.key for entry in parse(ours).entries}
+    """Three versions of the log merged entry by entry (git's merge driver, decision records
+    0046 and 0066): every entry of ours, and each entry theirs added (not in the base) that
+    ours lacks, in the order of their header times (a stable sort: entries of one minute keep
+    ours first, then theirs in their order). The part of ours already in time order before
+    the first entry of theirs is kept verbatim. A line-wise union merge would fold two
+    entries that share a header line (two clones demoting one feature from one base in the
+    same minute) into one, losing both: rule 8 then refuses the merge. An entry of the base
+    that ours no longer has was moved to the archive by a prune on our side, and stays there."""
+    mine = parse(ours)
+    seen = {entry.key for entry in mine.entries}
     old = {entry.key for entry in parse(base).entries}
-    merged = ours
+    added: list[Entry] = []
     for entry in parse(theirs).entries:
-        if entry.key not in ours_keys and entry.key not in old:
-            merged = append(merged, entry.clean)
-            ours_keys.add(entry.key)
+        if entry.key not in seen and entry.key not in old:
+            added.append(entry)
+            seen.add(entry.key)
+    if not added:
+        return ours
+    combined = sorted([*mine.entries, *added], key=lambda entry: entry.time)
+    kept = 0
+    while kept < len(mine.entries) and combined[kept] is mine.entries[kept]:
+        kept += 1
+    if kept == len(mine.entries):
+        merged = ours
+    else:
+        merged = mine.head + "".join(entry.text for entry in mine.entries[:kept])
+    for entry in combined[kept:]:
+        merged = append(merged, entry.clean)
     return merged
 
 
