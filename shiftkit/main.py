@@ -7,6 +7,9 @@ import sys
 
 from shiftkit.core.errors import INTERNAL, BadInput, ShiftkitError, one_line, report
 
+# A path no file can have: its parent is a device. (decision record 0067)
+NO_GRAFTS = os.path.join(os.devnull, "grafts")
+
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -14,8 +17,11 @@ def main(argv: list[str] | None = None) -> int:
     # them a harmless commit in place of the one a branch points to, and `.git/info/grafts`
     # (which GIT_NO_REPLACE_OBJECTS leaves on) give a judged commit unjudged parents — the
     # verdict's "all it reaches" (decision record 0045). Every git shiftkit runs inherits this.
+    # The grafts file is a path that cannot exist (under a device, not a folder): git opens
+    # an existing one (`/dev/null`) and then prints its 8-line deprecation hint on every
+    # command; a missing one it skips in silence (decision record 0067).
     os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
-    os.environ["GIT_GRAFT_FILE"] = os.devnull
+    os.environ["GIT_GRAFT_FILE"] = NO_GRAFTS
     try:
         _require_utf8(args)
         if args[:1] == ["hook"] and not _asks_for_help(args[1:]):

@@ -9,6 +9,9 @@ def test_demo_plays_shifts_through_the_real_hooks(tmp_path: Path) -> None:
     target = tmp_path / "demo" / "todo-app"
     result = shiftkit(tmp_path, "demo", str(target))
     assert result.returncode == 0, result.output
+    # no git hint block (the grafts file, decision 0067) and no colour codes when piped
+    assert not [line for line in result.output.splitlines() if line.startswith("hint:")]
+    assert "\x1b[" not in result.output
     assert "rule 9" in result.stdout  # the bare "wip" commit was refused by the hook
     assert "rule 2 [F002]" in result.stdout  # so was editing a committed definition
     assert "rule 2 [F002]: F002" not in result.stdout  # (the id once)

@@ -179,16 +179,26 @@ def recorded_line(destination: Path, template: Path | None, ref: str | None = No
     return template_line(source, str(answers.get("_commit") or ""), version)
 
 
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 class _WithoutCopiersVersion:
     """Standard error as copier writes it, minus its "Copying from template version ..."
     line: a guess from the template's git tags (None for the bundled copy, `0.0.0.post...`
-    in a clone without tags). The template's task says the version instead."""
+    in a clone without tags). The template's task says the version instead. copier colours
+    its `create`/`conflict` words whatever the stream: plain text when it is no terminal
+    (or NO_COLOR is set)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._dropped = False
+        self._plain = _plain_stream(stream)
 
     def write(self, text: str) -> int:
+        if self._plain:
+            text = COLOUR.sub("", text)
+            if not text:
+                return 0
         if text.lstrip("\n").startswith("Copying from template version"):
             self._dropped = True
             return len(text)
@@ -200,6 +210,16 @@ class _WithoutCopiersVersion:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
+
+
+def _plain_stream(stream: TextIO) -> bool:
+    import os
+
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    return not terminal or bool(os.environ.get("NO_COLOR"))
 
 
 def copy_template(
