@@ -185,3 +185,21 @@ def test_ci_check_runs_the_affected_first_and_names_the_breaking_commit(scaffold
     assert _passes(scaffold, "HEAD", "F002")
     bad = shiftkit(scaffold, "check", "--since", "no-such-rev")
     assert bad.returncode == 2 and bad.stderr.count("shiftkit:") == 1, bad.output
+
+
+def test_a_failed_sync_merge_quotes_gits_conflict_lines(scaffold: Path, tmp_path: Path) -> None:
+    _, one, two = _team(scaffold, tmp_path)
+    (one / "one.txt").write_text("one's words\n")
+    git_ok(one, "add", "one.txt")
+    git_ok(one, "commit", "-q", "-m", "Reword one.txt here")
+    git_ok(one, "push", "-q", "origin", "main")
+    (two / "one.txt").write_text("two's words\n")
+    git_ok(two, "add", "one.txt")
+    git_ok(two, "commit", "-q", "-m", "Reword one.txt there")
+    head = git_ok(two, "rev-parse", "HEAD")
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 1, synced.output
+    assert "CONFLICT (content): Merge conflict in one.txt" in synced.stderr, synced.stderr
+    assert "Auto-merging" not in synced.stderr
+    assert all(line.count("shiftkit:") == 1 for line in synced.stderr.splitlines())
+    assert git_ok(two, "rev-parse", "HEAD") == head and git_ok(two, "status", "--porcelain") == ""

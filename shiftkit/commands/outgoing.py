@@ -83,23 +83,40 @@ def outside_claim(ctx: Context, outgoing: Sequence[revisions.Commit]) -> list[re
 
 
 def affected(ctx: Context, work: Sequence[regression.Job], tree: str) -> list[regression.Job]:
-    """The jobs whose feature a move to ``tree`` can break. (The read sets are not measured
-    yet on this branch: every passing feature counts as affected.)"""
-    return list(work)
+    """The jobs whose feature a move to ``tree`` can break: each judged by its read set
+    against the change since the tree it was measured at, an unknown set affected by every
+    change (`readsets.affected_at`, decision record 0053)."""
+    from shiftkit.edge import readsets
+
+    commands = {job.feature.id: job.command for job in work}
+    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree))
+    return [job for job in work if job.feature.id in touched]
 
 
 def affected_by(
     ctx: Context, work: Sequence[regression.Job], changed: Sequence[str]
 ) -> list[regression.Job]:
-    """The jobs of ``work`` whose feature the change of ``changed`` (paths) can break: with no
-    read set known here (a fresh clone, CI), those whose verify command names a changed
-    path or a folder of one (a test file, its folder), else every one when the change is
-    more than shiftkit's own files."""
+    """The jobs of ``work`` whose feature the change of ``changed`` (paths) can break: by
+    its read set where one is known here; with none (a fresh clone, CI), those whose verify
+    command names a changed path or a folder of one (a test file, its folder), or, when
+    none does, every one — as soon as the change is more than shiftkit's own files."""
+    from shiftkit.core.affected import Change, touches
+    from shiftkit.edge import readsets
+
     paths = set(changed) - bookkeeping(ctx)
     if not paths:
         return []
-    named = [job for job in work if _names_any(job.command, paths)]
-    return named or list(work)
+    sets = readsets.load(ctx.common_dir, {job.feature.id: job.command for job in work})
+    change = Change(frozenset(paths))
+    unknown = [job for job in work if sets.get(job.feature.id) is None]
+    named = [job for job in unknown if _names_any(job.command, paths)]
+    guessed = {id(job) for job in (named or unknown)}
+    return [
+        job
+        for job in work
+        if id(job) in guessed
+        or (sets.get(job.feature.id) is not None and touches(sets[job.feature.id], change))
+    ]
 
 
 def _names_any(command: str, paths: set[str]) -> bool:
@@ -135,6 +152,8 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
     work = affected(ctx, work, tree)
     done = [job for job in work if regression.is_checked(ctx, tree, job)]
     todo = [job for job in work if not regression.is_checked(ctx, tree, job)]
+    if not todo:
+        return Verdict(tip, tree, [], {}, done)
     try:
         results = regression.run_at_tree(ctx, tree, todo, workers, lambda job, outcome: None)
     except regression.InitFailed as failed:
