@@ -749,6 +749,12 @@ def stop_check() -> int:
     "only, a fresh empty HOME, PATH without the repository's or HOME's folders (for CI).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option(
+    "--people",
+    is_flag=True,
+    help="Print every person action as a Markdown table (commit, author, signature) for a "
+    "person to read (CI's job summary); under the `signed` policy exit 1 when one is refused.",
+)
 @click.argument("rev", metavar="[REV]", required=False)
 def audit(
     since: str | None,
@@ -756,6 +762,7 @@ def audit(
     strict: bool,
     isolated: bool,
     as_json: bool,
+    people: bool,
     rev: str | None,
 ) -> int:
     """Check every commit up to REV (default HEAD) against the rules (for CI).
@@ -791,6 +798,10 @@ def audit(
             )
         else:
             audit_mod.record_judged(ctx, todo)
+    if people:
+        table, refused = audit_mod.people_summary(ctx.root, findings, ctx.config.people.policy)
+        click.echo(table, nl=False)
+        return REFUSED if refused else OK
     if as_json:
         _emit_json(audit_mod.as_json(findings, len(selected)))
     else:

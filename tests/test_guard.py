@@ -226,7 +226,6 @@ ALLOWED = [
     # git, plainly
     "git commit -m 'F001: add two numbers'",
     "git commit -am 'Tidy the README'",
-    "git commit -F msg.txt",
     "git status && git diff",
     "git log --oneline -5",
     "git log -n 3",

@@ -326,3 +326,40 @@ def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
             if f.person_actions
         ],
     }
+
+
+def people_summary(root: Path, findings: list[Finding], policy: str) -> tuple[str, bool]:
+    """Every person action as a Markdown table (commit, author, signature, action) for a
+    person to read — CI writes it to the job's summary — and whether the `signed` policy
+    refuses one of them (rule 11: unsigned, or signed by no allowed key)."""
+    people = [f for f in findings if f.person_actions]
+    if not people:
+        return f"### shiftkit: no person actions (policy `{policy}`)\n", False
+    shown = gitio.out(
+        [
+            "log",
+            "--no-walk=unsorted",
+            "--format=%H%x00%an <%ae>%x00%G?",
+            *[f.commit for f in people],
+        ],
+        root,
+    )
+    about = {}
+    for line in shown.splitlines():
+        oid, author, mark = [*line.split("\0"), "", ""][:3]
+        about[oid] = (author, "unsigned" if mark == "N" else f"signed ({mark})")
+    lines = [
+        f"### shiftkit: {counted(len(people), 'commit')} with person actions (policy `{policy}`)",
+        "",
+        "| commit | author | signature | person action |",
+        "| --- | --- | --- | --- |",
+    ]
+    refused = False
+    for finding in people:
+        author, signature = about.get(finding.commit, ("?", "?"))
+        if any(v.rule == 11 for v in finding.violations):
+            refused, signature = True, f"{signature}, refused by rule 11"
+        for action in finding.person_actions:
+            cells = (short(finding.commit), author, signature, action)
+            lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n", refused and policy == "signed"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from shiftkit.core.guard_git import check_git, redirect_reason, redirects
+from shiftkit.core.guard_git import check_git, redirect_reason, redirects, subcommand
 from shiftkit.core.guard_options import parse_options
 from shiftkit.core.guard_paths import USE_SHIFTKIT, Site, path_reason
 from shiftkit.core.guard_programs import (
@@ -26,6 +26,7 @@ from shiftkit.core.guard_shell import (
     simple_commands,
     split,
 )
+from shiftkit.core.guard_trailers import PERSON_TRAILER, export_reason, trailer_reason
 
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
 
@@ -50,8 +51,13 @@ def _check_line(command: str, site: Site, depth: int) -> str | None:
     output: str | None = None
     walk = Walk(site.cwd)
     commands = simple_commands(scanned.line, scanned.heredocs)
+    names_trailer = PERSON_TRAILER.search(command) is not None
     for number, simple in enumerate(commands):
         walk.enter(simple)
+        if names_trailer:
+            reason = _trailer_reason(command, simple)
+            if reason:
+                return reason
         stdin = simple.stdin if simple.stdin is not None else output if simple.piped else None
         for place in walk.places():
             reason = _check_simple(simple, stdin, site.at(place), depth, walk.env)
@@ -105,6 +111,14 @@ class Walk:
             moved = [site.at(place).place(target) for place in self.sure]
             self.unsure = _union(self.unsure, self.sure)
             self.sure = _union(moved, [])
+
+
+def _trailer_reason(command: str, simple: Simple) -> str | None:
+    """A git command that writes a commit message, on a line that names a person trailer."""
+    _, argv = unwrap(simple.words, None)
+    if not argv or os.path.basename(argv[0]) != "git":
+        return None
+    return trailer_reason(command, subcommand(argv[1:]))
 
 
 def _union(first: list[str | None], second: list[str | None]) -> list[str | None]:
@@ -233,6 +247,9 @@ def _env_reason(name: str, how: str) -> str | None:
 
 
 def _export_reason(name: str, how: str) -> str | None:
+    editor = export_reason(name, how)
+    if editor:
+        return editor
     if redirects(name):
         return (
             f"{how} {name} points every later git command at other config (where "

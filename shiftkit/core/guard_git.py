@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from shiftkit.core.guard_options import Options, abbreviates, parse_options
 from shiftkit.core.guard_paths import INSTEAD, LABELS, USE_SHIFTKIT, Site, path_kind, path_reason
+from shiftkit.core.guard_trailers import config_reason, message_reason
 
 # Checks a shell line (text, the project, depth): the alias check reads its body.
 LineCheck = Callable[[str, Site, int], str | None]
@@ -134,9 +135,19 @@ def check_git(
         return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
-    reason = _check_no_verify(sub, options) or _check_sharing(sub, options)
+    reason = _check_no_verify(sub, options) or message_reason(sub, options, env)
+    reason = reason or _check_sharing(sub, options)
     reason = reason or _check_source(sub, rest, options, site)
     return reason or _check_git_write(sub, options, site, depth, line)
+
+
+def subcommand(args: list[str]) -> str:
+    """The git subcommand of these arguments (after git's global options), or ""."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        name, equals, _ = args[index].partition("=")
+        index += 2 if name in GIT_GLOBAL_VALUES and not equals else 1
+    return args[index] if index < len(args) else ""
 
 
 def _by_git_dir(git_dir: str, site: Site) -> Site:
@@ -470,6 +481,9 @@ def _git_setting(
         )
     if lowered.startswith("merge.shiftkit"):
         return f"{how} changes the features.json merge driver; {INSTEAD['gitconfig']}"
+    reason = config_reason(key, value, how)
+    if reason:
+        return reason
     if lowered.startswith("alias.") and value:
         body = value[1:] if value.startswith("!") else "git " + value
         reason = line(body, site, depth + 1)

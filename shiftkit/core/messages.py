@@ -40,6 +40,8 @@ class Rule(enum.IntEnum):
 
 OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS})
 OVERRIDE_KEY = "Shiftkit-Override"
+# Trailers whose presence is a person's action (the guard keeps them out of agents' commits).
+PERSON_TRAILERS = (OVERRIDE_KEY,)
 
 
 class Violation:
