@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from shiftkit.core.guard_paths import Site
-    from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
 
@@ -54,18 +53,6 @@ def _complete_ids(
         ]
 
     return complete
-
-
-def _claims(proj: project.Project) -> dict[str, Claim]:
-    from shiftkit.edge import claims
-
-    return claims.list_claims(proj.root)
-
-
-def _repair_first(proj: project.Project) -> list[str]:
-    from shiftkit.edge import gitio, state
-
-    return state.demoted(gitio.git_dirs(proj.root)[0])
 
 
 # `shiftkit --help` lists the commands by who runs them and when (`Group.format_commands`).
@@ -264,11 +251,16 @@ def status(as_json: bool) -> int:
     """Counts (a progress bar on a terminal, plain when piped), the blocked and claimed
     features, and what is next (of the list committed at HEAD: the one the rules stand on)."""
     from shiftkit.commands import cost as cost_mod
-    from shiftkit.edge import regression
+    from shiftkit.commands import upcoming
+    from shiftkit.edge import regression, session
 
     ctx = _context()
     listing = regression.committed_listing(ctx)
-    data = views.status_data(listing, _claims(ctx.project), _repair_first(ctx.project))
+    view = upcoming.outlook(ctx, listing.features)
+    options = view.next(1)
+    data = views.status_data(
+        listing, view.taken, options[0] if options else None, view.lines, session.now()
+    )
     line = cost_mod.status_line(ctx)
     if as_json:
         _emit_json({**data, "cost": line})
@@ -283,13 +275,14 @@ def status(as_json: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def next_(as_json: bool) -> int:
     """The feature the protocol picks now (from the list committed at HEAD)."""
+    from shiftkit.commands import upcoming
     from shiftkit.edge import regression
 
     ctx = _context()
     listing = regression.committed_listing(ctx)
-    feature_list = listing.features
-    claimed = _claims(ctx.project)
-    options = features.candidates(feature_list, claimed, _repair_first(ctx.project), limit=1)
+    view = upcoming.outlook(ctx, listing.features)
+    feature_list, claimed = view.feature_list, view.taken
+    options = view.next(1)
     chosen = options[0] if options else None
     marked = features.all_pass(feature_list)
     if as_json:
@@ -299,9 +292,12 @@ def next_(as_json: bool) -> int:
                 "all_pass": marked and listing.checked,
                 "all_marked_passing": marked,
                 "uncommitted_edit": listing.edited is not None,
+                "notes": list(view.lines),
             }
         )
         return OK if chosen is not None or marked else REFUSED
+    for note in view.lines:
+        click.echo(note)
     if listing.edited:
         click.echo(listing.edited)
     if chosen is not None:

@@ -98,22 +98,36 @@ def test_a_behind_clone_catches_up(scaffold: Path, tmp_path: Path) -> None:
     _work(one, "one")
     git_ok(one, "add", "one.txt")
     ok(one, "finish", "-m", "part one works")
-    refused = shiftkit(two, "claim", "F001")  # passes on origin: nobody does it again
-    assert refused.returncode == 1, refused.output
-    assert (
-        "already passes on origin's branch" in refused.stderr and "shiftkit sync" in refused.stderr
-    )
-    assert "behind origin/main" in refused.stdout
-    assert _server_claims(bare) == {}  # (a claim taken before the branch was seen is let go)
-    assert not (two / ".git" / "shiftkit" / "claim.json").exists()
     assert "behind origin/main" in ok(two, "start", "--no-check")
-    synced = shiftkit(two, "sync")
-    assert synced.returncode == 0, synced.output
-    assert "fast-forwarded" in synced.stdout
+    # A claim on a clone that is behind catches up first (issue 29): it stands on what the
+    # remote has, and F001, passing there, is nobody's to do again.
+    refused = shiftkit(two, "claim", "F001")
+    assert refused.returncode == 1, refused.output
+    assert "caught up first: fast-forwarded main to origin/main" in refused.stdout
+    assert "F001 already passes" in refused.stderr
+    assert _server_claims(bare) == {}
+    assert not (two / ".git" / "shiftkit" / "claim.json").exists()
     assert git_ok(two, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
     assert "already up to date" in ok(two, "sync")
     assert "behind origin" not in ok(two, "start", "--no-check")
     assert _server_claims(bare) == {}
+
+
+def test_a_claim_on_a_behind_clone_stands_on_the_remote_branch(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    _work(one, "one")
+    git_ok(one, "add", "one.txt")
+    ok(one, "finish", "-m", "part one works")
+    brief = ok(two, "start", "--no-check")
+    assert "next: F000" in brief and "catches up first" in brief
+    claimed = ok(two, "claim")
+    assert "claimed F000" in claimed and "caught up first" in claimed
+    record = json.loads((two / ".git" / "shiftkit" / "claim.json").read_text())
+    base = record["base"]
+    assert base == git_ok(bare, "rev-parse", "main").strip()  # never behind the remote
 
 
 def _connections(place: Path, *args: str) -> tuple[str, list[str]]:
@@ -143,21 +157,25 @@ def test_a_claim_is_one_round_trip_unless_the_branch_moved(scaffold: Path, tmp_p
     assert git_ok(one, "rev-parse", "origin/main") == git_ok(bare, "rev-parse", "main")
     said, started = _connections(one, "release")
     assert "released F001" in said and started == ["git-receive-pack"]
-    # The branch moves on the remote (another machine finishes F000): the next claim fetches
-    # it, says this branch is behind, and still holds a feature that is open there.
+    # The branch moves on the remote (another machine finishes F000): the claim push sees it
+    # moved, lets the claim go (its base would be behind), catches up and claims again
+    # (issue 29: a claim's base is never behind the remote's branch).
     ok(two, "claim", "F000")
     _work(two, "two")
     git_ok(two, "add", "two.txt")
     ok(two, "finish", "-m", "part zero works")
     said, started = _connections(one, "claim", "F001")
-    assert "claimed F001" in said and "1 commit behind origin/main" in said
-    assert started == ["git-receive-pack", "git-upload-pack"]
+    assert "claimed F001" in said and "moved while claiming F001: let go" in said
+    assert "caught up first: fast-forwarded main to origin/main" in said
+    pushed, fetched = "git-receive-pack", "git-upload-pack"
+    assert started == [pushed, fetched, pushed, pushed]  # claim, look, let go, claim
     assert list(_server_claims(bare)) == ["F001"]
+    assert git_ok(one, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
     ok(one, "release")
     # Id-less: one fetch brings the claims and the branch, the push checks it did not move;
     # the feature done on the remote is not chosen.
     said, started = _connections(one, "claim")
-    assert "claimed F001" in said and "behind origin/main" in said
+    assert "claimed F001" in said
     assert started == ["git-upload-pack", "git-receive-pack"]
     assert list(_server_claims(bare)) == ["F001"]
 
@@ -253,14 +271,15 @@ def test_a_claim_push_sees_the_branch_move_over_a_server(
     _work(one, "one")
     git_ok(one, "add", "one.txt")
     ok(one, "finish", "-m", "part one works")
-    refused = shiftkit(two, "claim", "F001")  # passes there: let go again, refused
+    refused = shiftkit(two, "claim", "F001")  # moved: let go, caught up, passes: refused
     assert refused.returncode == 1, refused.output
-    assert "already passes on origin's branch" in refused.stderr
+    assert "caught up first" in refused.stdout and "F001 already passes" in refused.stderr
     assert _server_claims(bare) == {}
-    claimed = shiftkit(two, "claim", "F002")  # (fetched now: the push finds it current)
+    claimed = shiftkit(two, "claim", "F002")  # (caught up: the push finds it current)
     assert claimed.returncode == 0, claimed.output
-    assert "claimed F002" in claimed.stdout and "behind origin/main" in claimed.stdout
+    assert "claimed F002" in claimed.stdout and "moved while" not in claimed.stdout
     assert list(_server_claims(bare)) == ["F002"]
+    assert git_ok(two, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
 
 
 def _hook(bare: Path, name: str, body: str) -> Path:

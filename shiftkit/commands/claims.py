@@ -68,8 +68,6 @@ def _is_ours(ctx: Context, record: ClaimRecord | None) -> bool:
 
 
 def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bool = False) -> int:
-    from shiftkit.commands import start as startup
-
     held = state.local_claim(ctx.git_dir)
     if held is not None:
         raise Refused(
@@ -93,12 +91,59 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
+    for _ in range(CATCH_UP_TRIES):
+        try:
+            picked = _claim_caught_up(ctx, feature_id, steal, force, branch, say)
+        except _Moved:
+            continue  # (the remote's branch moved under the claim: caught up again)
+        break
+    else:
+        raise Refused(
+            f"{settings.remote}'s branch moved under every claim {CATCH_UP_TRIES} times in a "
+            f"row, so each would have stood on a stale base (let go again); try again"
+        )
+    if picked is None:
+        return 0
+    record, oid, note, feature_list = picked
+    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
+    if note:
+        add_note(ctx, note)
+    feature = features.require(feature_list, record.feature, ctx.config.features)
+    say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
+    return 0
+
+
+CATCH_UP_TRIES = 3
+
+
+class _Moved(Exception):
+    """The remote's branch moved between catching up and the claim push: the claim just taken
+    was let go (its base would be behind), and the claim starts over."""
+
+
+def _claim_caught_up(
+    ctx: Context, feature_id: str | None, steal: bool, force: bool, branch: str, say: Say
+) -> tuple[ClaimRecord, str, str, features.FeatureList] | None:
+    """Catch up with the claims remote's branch (`catch_up`: a fast-forward or sync's judged
+    merge), run the start check if this HEAD has none, then claim at HEAD: a claim's base is
+    never behind the branch as the claim push saw it (`_Moved` otherwise)."""
+    from shiftkit.commands import start as startup
+
+    settings = ctx.config.claims
     green = startup.has_green_check(ctx)
     look = remote.watch(ctx.root, settings, branch)
-    if settings.remote and settings.enabled and (not green or look is None):
-        # A wrong or silent remote is said before the start check, which can take minutes
-        # (and a branch never fetched is fetched now: the claim push has nothing to lease on).
-        remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+    seen: dict[str, claims.Claim] | None = None
+    if settings.remote and settings.enabled:
+        if feature_id is None:
+            seen = taken(ctx, with_branch=True)  # (one fetch: the claims and the branch)
+        elif not green or look is None:
+            # A wrong or silent remote is said before the start check, which can take
+            # minutes (and a branch never fetched is fetched now: the push leases on it).
+            remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+        # Behind the branch as last fetched: caught up before the claim (a claim push whose
+        # look finds the branch moved since is let go and taken again: `_Moved`).
+        catch_up(ctx, settings.remote, branch, say, for_claim=True, fetch=False)
+        green = startup.has_green_check(ctx)
         look = remote.watch(ctx.root, settings, branch)
     if not green:
         say("no start check at this HEAD in this worktree yet: running it now")
@@ -108,25 +153,19 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     assert head is not None
     there = RemoteBranch(ctx, feature_list, say, Where(branch, head), look)
     if feature_id is None:
-        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, there)
+        record, oid = _claim_next(ctx, feature_list, startup.repair_first(ctx), say, there, seen)
         if record is None:
-            return 0
-        note = ""
-    else:
-        chosen = features.require(feature_list, feature_id, ctx.config.features)
-        _check_claimable(feature_list, chosen)
-        try:
-            record, oid, note = _claim_named(ctx, chosen, steal, force, there)
-        except claims.ClaimHeld:
-            there.refuse_if_done(chosen.id)
-            raise
-        there.refuse_if_done(chosen.id, LocalClaim(record, oid))
-    state.save_local_claim(ctx.git_dir, LocalClaim(record, oid))
-    if note:
-        add_note(ctx, note)
-    feature = features.require(feature_list, record.feature, ctx.config.features)
-    say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
-    return 0
+            return None
+        return record, oid, "", feature_list
+    chosen = features.require(feature_list, feature_id, ctx.config.features)
+    _check_claimable(feature_list, chosen)
+    try:
+        record, oid, note = _claim_named(ctx, chosen, steal, force, there)
+    except claims.ClaimHeld:
+        there.refuse_if_done(chosen.id)
+        raise
+    there.refuse_if_done(chosen.id, LocalClaim(record, oid))
+    return record, oid, note, feature_list
 
 
 class Where(NamedTuple):
@@ -199,6 +238,32 @@ class RemoteBranch:
             return set()  # (no remote, or no branch there to compare with)
         return self.passing(fetch=not self.look.current)
 
+    def let_go_if_moved(self, record: ClaimRecord, oid: str) -> None:
+        """After a claim push: when the remote's branch is no longer the commit this claim
+        stands on (it moved since the catch-up), let the claim go and start over (`_Moved`)."""
+        feature_id = record.feature
+        if self.look is None or self.look.current or not oid:
+            return
+        if not remote.fetch_branch(self.ctx.root, self.ctx.config.claims.remote, self.where.branch):
+            return  # (cannot tell: the claim stands, as before)
+        tracking = remote.tracking_ref(self.ctx.config.claims.remote, self.where.branch)
+        if _is_ancestor(self.ctx, tracking, self.where.head):
+            return
+        try:
+            _release(self.ctx, feature_id, oid)
+        except ShiftkitError as exc:
+            state.save_local_claim(self.ctx.git_dir, LocalClaim(record, oid))
+            raise Refused(
+                f"{self.ctx.config.claims.remote}'s branch moved under the claim on "
+                f"{feature_id}, and letting it go failed ({exc.message}); `shiftkit release`, "
+                f"`shiftkit sync`, then claim again"
+            ) from None
+        self.say(
+            f"{self.ctx.config.claims.remote}/{self.where.branch} moved while claiming "
+            f"{feature_id}: let go, catching up first"
+        )
+        raise _Moved
+
     def refuse_if_done(self, feature_id: str, taken_now: LocalClaim | None = None) -> None:
         """Refuse a feature that passes on the remote's branch, letting go of the claim
         ``taken_now`` on it first."""
@@ -258,12 +323,13 @@ def _claim_next(
     repair: list[str],
     say: Say,
     there: RemoteBranch,
+    seen: dict[str, claims.Claim] | None = None,
 ) -> tuple[ClaimRecord | None, str]:
     """Claim the first feature `next` names; on a lost race, the next one. A claim of this
     worktree found held (its local record lost) is recovered first. The choice never falls
     on a feature passing on the remote's branch: the fetch of the claims brings that branch
     too, and the claim push checks it did not move since (`RemoteBranch`)."""
-    claimed = there.taken()
+    claimed = seen if seen is not None else there.taken()
     done_there = there.passing(fetch=False)
     if ctx.config.claims.enabled:
         options = features.candidates(feature_list, done_there, repair)
@@ -271,11 +337,15 @@ def _claim_next(
         if mine is not None and mine.record is not None:
             say(f"recovered this worktree's claim on {mine.feature} (its record here was lost)")
             return mine.record, mine.oid
+    from shiftkit.commands.upcoming import choose
+
+    said: set[str] = set()
     for attempt in range(CLAIM_TRIES):
         if attempt:
             claimed = there.taken()
             done_there = there.passing(fetch=False)
-        options = features.candidates(feature_list, {*claimed, *done_there}, repair, limit=1)
+        options = choose(feature_list, claimed, done_there, repair, limit=1)
+        _say_skipped(ctx, feature_list, claimed, done_there, repair, options, said, say)
         if not options:
             if features.all_pass(feature_list):
                 from shiftkit.edge import regression
@@ -283,17 +353,17 @@ def _claim_next(
                 checked = regression.unchecked(ctx, feature_list) == []
                 say(features.all_pass_message(feature_list, checked, there.said))
                 return None, ""
-            raise Refused(
-                "no feature can be claimed: every open feature is blocked, claimed "
-                "or waiting on a dependency (`shiftkit status`)"
-            )
+            raise Refused(_nothing_to_claim(ctx, feature_list, claimed))
         record = _new_record(ctx, options[0].id, there.where)
         if not ctx.config.claims.enabled:
             return record, ""
         try:
             oid = _acquire(ctx, record, look=there.look)
-        except claims.ClaimHeld:
+        except claims.ClaimHeld as lost:
+            said.add(record.feature)
+            say(f"skipped {record.feature}: taken meanwhile by {holder(lost.claim)}")
             continue  # another session took it between our look and our claim
+        there.let_go_if_moved(record, oid)
         try:
             there.refuse_if_done(record.feature, LocalClaim(record, oid))
         except Refused:
@@ -307,6 +377,62 @@ def _claim_next(
     )
 
 
+def short_holder(held: claims.Claim) -> str:
+    """A claim's holder in a few words: session, clone, how long held."""
+    from shiftkit.core.claim import age
+
+    if held.record is None:
+        return f"nobody (a broken claim: {held.broken})"
+    record = held.record
+    held_for = age(record.taken, session.now())
+    return f"session {record.session} of clone {record.clone or '?'}, {held_for}"
+
+
+def _say_skipped(
+    ctx: Context,
+    feature_list: features.FeatureList,
+    claimed: dict[str, claims.Claim],
+    done_there: set[str],
+    repair: list[str],
+    options: list[features.Feature],
+    said: set[str],
+    say: Say,
+) -> None:
+    """Name the features ahead of the choice that are skipped because someone holds them."""
+    from shiftkit.commands.upcoming import choose
+
+    upto = options[0].id if options else None
+    for feature in choose(feature_list, set(), done_there, repair, limit=None):
+        if feature.id == upto:
+            break
+        held = claimed.get(feature.id)
+        if held is not None and feature.id not in said and not _is_ours(ctx, held.record):
+            said.add(feature.id)
+            say(f"skipped {feature.id}: claimed by {short_holder(held)}")
+
+
+def _nothing_to_claim(
+    ctx: Context, feature_list: features.FeatureList, claimed: dict[str, claims.Claim]
+) -> str:
+    """The refusal when nothing can be claimed, naming what blocks each open feature."""
+    open_ones = [f for f in feature_list.features if features.is_open(f)]
+    held = [f"{f.id} ({short_holder(claimed[f.id])})" for f in open_ones if f.id in claimed]
+    blocked = [f.id for f in features.blocked_open(feature_list)]
+    waiting = [
+        f.id
+        for f in open_ones
+        if f.id not in claimed
+        and f.blocked is None
+        and any(not features.passes(feature_list, dep) for dep in f.depends_on)
+    ]
+    parts = [
+        *([f"claimed: {', '.join(held)}"] if held else []),
+        *([f"blocked: {', '.join(blocked)}"] if blocked else []),
+        *([f"waiting on a dependency: {', '.join(waiting)}"] if waiting else []),
+    ]
+    return f"no feature can be claimed now — {'; '.join(parts) or 'nothing is open'}"
+
+
 def _claim_named(
     ctx: Context, chosen: features.Feature, steal: bool, force: bool, there: RemoteBranch
 ) -> tuple[ClaimRecord, str, str]:
@@ -318,7 +444,7 @@ def _claim_named(
         return record, "", ""
     if not steal:
         try:
-            return record, _acquire(ctx, record, look=look), ""
+            oid = _acquire(ctx, record, look=look)
         except claims.ClaimHeld as refused:
             existing = refused.claim
             waiting = {row.feature for row in parked(ctx)}
@@ -329,6 +455,8 @@ def _claim_named(
             # Our own claim whose local record was lost (a crash between the two writes, or
             # a claim push whose answer never came): recovered.
             return existing.record, existing.oid, ""
+        there.let_go_if_moved(record, oid)
+        return record, oid, ""
     stale_one = taken(ctx).get(chosen.id)
     if stale_one is None:
         return record, _acquire(ctx, record, look=look), ""
@@ -575,28 +703,7 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
             "the work tree is not clean; finish or revert the claimed work (or, as a person, "
             "commit or stash it) first, then sync"
         )
-    fetched = gitio.run(
-        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
-        ctx.root,
-        check=False,
-    )
-    if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr:
-        raise remote.Unreachable(name, f"fetch {branch}", fetched.stderr)
-    there = _oid(ctx, tracking) if fetched.returncode == 0 else None
-    if there is None:  # the remote has no such branch yet
-        how = "pushed to"
-    elif gitio.head_oid(ctx.root) == there:
-        how = "already up to date with"
-    elif _is_ancestor(ctx, "HEAD", tracking):  # behind only
-        _judge_incoming(ctx, name, branch, tracking, say, jobs)
-        _fast_forward(ctx, name, branch, tracking)
-        how = "fast-forwarded to"
-    elif _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
-        how = "pushed to"
-    else:  # diverged
-        _judge_incoming(ctx, name, branch, tracking, say, jobs)
-        _merge(ctx, name, branch, tracking, say)
-        how = "merged and pushed to"
+    how = catch_up(ctx, name, branch, say, jobs=jobs)
     recorded = _commit_waiting_usage(ctx)
     outgoing.gate_outgoing(ctx, name, tracking, say, jobs)  # (decision record 0056)
     if how in ("pushed to", "merged and pushed to") or recorded:
@@ -611,6 +718,57 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
         + (f"; {said}" if said else "")
     )
     return 0
+
+
+def catch_up(
+    ctx: Context,
+    name: str,
+    branch: str,
+    say: Say,
+    for_claim: bool = False,
+    fetch: bool = True,
+    jobs: int | None = None,
+) -> str:
+    """Fetch the remote's ``branch`` and bring this one up to it: behind only, judged and
+    fast-forwarded; diverged, judged and merged (the feature list's and the log's merge
+    drivers do the work, the merge judged by the rules) — and, ``for_claim``, pushed at once,
+    so the claim stands on what the remote has. Not ``fetch``: against the branch as last
+    fetched. Returns how sync says it."""
+    tracking = f"refs/remotes/{name}/{branch}"
+    if fetch:
+        fetched = gitio.run(
+            ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
+            ctx.root,
+            check=False,
+        )
+        if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr:
+            raise remote.Unreachable(name, f"fetch {branch}", fetched.stderr)
+        there = _oid(ctx, tracking) if fetched.returncode == 0 else None
+    else:
+        there = _oid(ctx, tracking)
+    if there is None:  # the remote has no such branch yet
+        return "pushed to"
+    if gitio.head_oid(ctx.root) == there:
+        return "already up to date with"
+    if _is_ancestor(ctx, "HEAD", tracking):  # behind only
+        _judge_incoming(ctx, name, branch, tracking, say, jobs)
+        _fast_forward(ctx, name, branch, tracking)
+        if for_claim:
+            say(f"caught up first: fast-forwarded {branch} to {name}/{branch}")
+        return "fast-forwarded to"
+    if _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
+        return "pushed to"
+    _judge_incoming(ctx, name, branch, tracking, say, jobs)
+    _merge(ctx, name, branch, tracking, say)
+    if for_claim:
+        problem = remote.push_branch(ctx.root, name, branch)
+        if problem is not None:
+            raise Refused(
+                f"caught up with {name}/{branch} by a merge, but pushing it was refused "
+                f"({problem}); run `shiftkit sync`, then claim"
+            )
+        say(f"caught up first: merged {name}/{branch} and pushed")
+    return "merged and pushed to"
 
 
 def _commit_waiting_usage(ctx: Context) -> bool:

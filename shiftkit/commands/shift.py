@@ -636,20 +636,58 @@ def log_cmd(ctx: Context, do_prune: bool, say: Say) -> int:
 STOP_PATHS_SHOWN = 5
 
 
+def _unpublished(ctx: Context) -> str | None:
+    """What this clone finished but the claims remote does not have (as last fetched or
+    pushed: no network): commits of this branch not on the remote's, and claims whose
+    finishing commit waits to land there (still held on the remote). None: all published."""
+    from shiftkit.commands import claims as claiming
+    from shiftkit.edge import remote
+
+    name = ctx.config.claims.remote
+    branch = gitio.branch(ctx.root)
+    if not name or branch is None:
+        return None
+    waiting = [row.feature for row in claiming.parked(ctx)]
+    tracking = remote.tracking_ref(name, branch)
+    has_tracking = bool(gitio.refs(ctx.root, tracking))
+    ahead = gitio.run(
+        ["rev-list", "--count", f"{tracking}..HEAD" if has_tracking else "HEAD"],
+        ctx.root,
+        check=False,
+    ).stdout.strip()
+    count = int(ahead) if ahead.isdigit() else 0
+    if not count and not waiting:
+        return None
+    parts = []
+    if count:
+        parts.append(
+            f"{count} commit{'s' if count != 1 else ''} of {branch} not on {name}/{branch}"
+        )
+    if waiting:
+        parts.append(f"the claim on {', '.join(waiting)} still held on {name}")
+    return f"this session's finished work is not published ({'; '.join(parts)})"
+
+
 def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
     """The harness's Stop hook: exit 2 (the reason on stderr) while the tree is dirty —
-    with a claim open, or without one (untracked files that are not ignored count). When
+    with a claim open, or without one (untracked files that are not ignored count) — or,
+    with a claims remote and no claim open, while finished work is not on the remote or a
+    finished claim is still held there (`_unpublished`, issue 29). When
     the harness says the agent was already sent back once (`stop_hook_active`), it lets the
     session stop, and with a claim open writes that down: a session is never trapped."""
     dirty = gitio.status_lines(ctx.root)
-    if not dirty:
-        return 0
     try:
         payload = jsonbound.loads(hook_input, "hook input") if hook_input.strip() else {}
     except BadInput:
         payload = {}
     active = isinstance(payload, dict) and payload.get("stop_hook_active") is True
     record = state.local_claim(ctx.git_dir)
+    if not dirty:
+        unpublished = None if active or record is not None else _unpublished(ctx)
+        if unpublished is None:
+            return 0
+        say_err(f"shiftkit: {unpublished}: run `shiftkit sync` before stopping")
+        return 2
     if record is None:
         if active:
             return 0

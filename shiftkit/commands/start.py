@@ -212,12 +212,18 @@ def _claim_view(
 def _claim_rows(
     ctx: Context, taken: dict[str, claims.Claim], count: int
 ) -> tuple[orientation.ClaimRow, ...]:
+    from shiftkit.core.claim import age
+    from shiftkit.edge import session
+
     ttl = ctx.config.claims.ttl_hours
+    now = session.now()
     return tuple(
         orientation.ClaimRow(
             id=c.feature,
             session=c.record.session if c.record else "(broken claim)",
             stale=claims.staleness(c.record, c.oid, ctx.common_dir, ttl),
+            age=age(c.record.taken, now) if c.record else "",
+            clone=c.record.clone if c.record else "",
         )
         for c in list(taken.values())[:count]
     )
@@ -234,23 +240,6 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
     return (f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",)
 
 
-def _behind_remote(ctx: Context) -> tuple[str, ...]:
-    """A line when this branch is behind the claims remote's (it fetches that branch)."""
-    from shiftkit.edge import remote
-
-    line, _ = remote.behind_line(ctx.root, ctx.config.claims)
-    return (line,) if line else ()
-
-
-def _upcoming(
-    feature_list: features.FeatureList, taken: set[str], repair: list[str], after: int
-) -> tuple[features.Feature | None, list[features.Feature]]:
-    """The feature to claim next and the ones after it: the head of the one list `next` and
-    `claim` read (repair first)."""
-    options = features.candidates(feature_list, taken, repair, limit=1 + after)
-    return (options[0] if options else None), options[1 : 1 + after]
-
-
 def gather(
     ctx: Context,
     brief: bool,
@@ -259,26 +248,26 @@ def gather(
 ) -> orientation.StartData:
     cfg = ctx.config
     amounts = BRIEF if brief else FULL
+    from shiftkit.commands import upcoming
+
     listing = regression.committed_listing(ctx)
     feature_list = listing.features
-    taken = claims.list_claims(ctx.root)
+    view = upcoming.outlook(ctx, feature_list, fresh=True)  # (once a session: a fresh look)
+    taken = view.taken
     counts = features.counts(feature_list, taken)
     log = progress.parse(read_optional(ctx.project.progress_path))
     own = state.local_claim(ctx.git_dir)
     record = last_check(ctx)
-    repair = [
-        i
-        for i in (record.demoted if record else ())
-        if (f := feature_list.get(i)) and features.is_open(f)
-    ]
+    repair = view.repair
     chosen: features.Feature | None = None
     after: list[features.Feature] = []
     if own is None:
-        chosen, after = _upcoming(feature_list, set(taken), repair, amounts.after)
+        options = view.next(1 + amounts.after)
+        chosen, after = (options[0] if options else None), options[1:]
     blocked = features.blocked_open(feature_list)
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
-    behind = _behind_remote(ctx)
+    behind = view.lines
     return orientation.StartData(
         warnings=(
             *setup_warnings(ctx),
@@ -301,7 +290,7 @@ def gather(
         ),
         all_pass=counts.total > 0 and counts.passing == counts.total,
         total_features_message=features.all_pass_message(
-            feature_list, listing.checked, bool(behind)
+            feature_list, listing.checked, view.behind
         ),
         claim=_claim_view(own, feature_list, ctx, amounts.steps),
         repair_first=tuple(repair),
@@ -314,7 +303,7 @@ def gather(
             for f in blocked[: amounts.blocked]
             if f.blocked
         ),
-        claims=_claim_rows(ctx, taken, amounts.claims),
+        claims=_claim_rows(ctx, dict((c.feature, c) for c in view.elsewhere(ctx)), amounts.claims),
         checks=checks if checks is not None else record,
         dirty=tuple(line[3:] for line in gitio.status_lines(ctx.root)[:20]) if own is None else (),
         checks_ran=checks is not None,

@@ -18,13 +18,21 @@ def progress_bar(passing: int, total: int) -> str:
     return f"[{'#' * filled}{'-' * (BAR_WIDTH - filled)}] {passing}/{total} passing ({percent}%)"
 
 
-def status_data(listing: Listing, claims: Mapping[str, Claim], repair: list[str]) -> dict[str, Any]:
+def status_data(
+    listing: Listing,
+    claims: Mapping[str, Claim],
+    upcoming: features.Feature | None,
+    notes: tuple[str, ...] = (),
+    now: str = "",
+) -> dict[str, Any]:
+    """``upcoming``: the feature `claim` would take now (`upcoming.Outlook.next`)."""
+    from shiftkit.core.claim import age
+
     feature_list = listing.features
     c = features.counts(feature_list, claims)
     marked = c.total > 0 and c.passing == c.total
-    options = features.candidates(feature_list, claims, repair, limit=1)
-    upcoming = options[0] if options else None
     return {
+        "notes": list(notes),
         "total": c.total,
         "passing": c.passing,
         "open": c.open,
@@ -42,7 +50,14 @@ def status_data(listing: Listing, claims: Mapping[str, Claim], repair: list[str]
             for f in features.blocked_open(feature_list)
             if f.blocked is not None
         ],
-        "claimed_features": [{"id": c.feature, **c.as_json()} for c in claims.values()],
+        "claimed_features": [
+            {
+                "id": c.feature,
+                **c.as_json(),
+                "age": age(c.record.taken, now) if c.record else "?",
+            }
+            for c in claims.values()
+        ],
     }
 
 
@@ -52,6 +67,7 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
     else:
         head = f"{data['passing']}/{data['total']} passing"
     lines = [
+        *data.get("notes", ()),
         head + (f" {data['uncommitted_edit']}" if data["uncommitted_edit"] else ""),
         f"open {data['open']}, blocked {data['blocked']}, claimed {data['claimed']}",
     ]
@@ -68,7 +84,7 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
         lines.append("claimed:")
         lines += [
             f"  {c['id']}  session {c.get('session', '?')} in {c.get('worktree', '?')} "
-            f"since {c.get('taken', '?')}"
+            f"(clone {c.get('clone') or '?'}) since {c.get('taken', '?')}, {c['age']} ago"
             for c in data["claimed_features"]
         ]
     return "\n".join(lines)

@@ -144,3 +144,21 @@ def stale_reason(record: ClaimRecord, seen_here: str, now: str, ttl_hours: int) 
 
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def age(taken: str, now: str) -> str:
+    """How long ago ``taken`` was, both in `TIME_FORMAT`: "42 s", "12 min", "3 h" ("?" when
+    either cannot be read)."""
+    from datetime import datetime
+
+    try:
+        since = datetime.strptime(now, TIME_FORMAT) - datetime.strptime(taken, TIME_FORMAT)
+        seconds = int(since.total_seconds())
+    except ValueError:
+        return "?"
+    seconds = max(seconds, 0)
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 2 * 3600:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"

@@ -107,6 +107,8 @@ class ClaimRow:
     id: str
     session: str | None
     stale: str | None
+    age: str = ""  # how long it has been held ("12 min")
+    clone: str = ""  # the holder's clone
 
 
 @dataclass(frozen=True)
@@ -498,10 +500,13 @@ def _rest(data: StartData) -> list[Section]:
         sections.append(Section(lines, sources.progress, "\n" + title, fair=True))
     if data.claims:
         rows = "; ".join(
-            f"{x.id} by {x.session}" + (f" (stale? {x.stale})" if x.stale else "")
+            f"{x.id} by session {x.session}"
+            + (f" of clone {x.clone}" if x.clone else "")
+            + (f", {x.age}" if x.age else "")
+            + (f" (stale? {x.stale})" if x.stale else "")
             for x in data.claims
         )
-        sections.append(Section((clip(f"claims: {rows}", 300),), fair=True))
+        sections.append(Section((clip(f"claimed elsewhere: {rows}", 300),), fair=True))
     return sections
 
 

@@ -106,6 +106,71 @@ def fetch(
     }
 
 
+LOOK_FILE = "remote-look.json"
+LOOK_SECONDS = 20  # a view's look at the remote's claims stays good this long
+
+
+def mirrored(root: Path, remote: str) -> dict[str, claims.Claim]:
+    """The remote's claims as last fetched (the mirror refs), without asking it."""
+    mirror = mirror_prefix(remote)
+    return {
+        name[len(mirror) :]: claims.read_claim(root, name[len(mirror) :], oid)
+        for name, oid in gitio.refs(root, mirror).items()
+    }
+
+
+class Seen(NamedTuple):
+    """What a view counts of the remote: its claims, and a line when it could not be asked."""
+
+    claims: dict[str, claims.Claim]
+    line: str | None = None
+
+
+def seen(
+    root: Path, common_dir: Path, settings: ClaimsConfig, branch: str | None, fresh: bool = False
+) -> Seen:
+    """The claims remote's claims for a view (`start`, `next`, `status`, `claims`): one fetch
+    of the claim refs and ``branch`` in one connection, reused for `LOOK_SECONDS` (a stamp in
+    the git dir) unless ``fresh``; when the remote does not answer, the last fetched copy and
+    a line that says so."""
+    import json
+    import time
+
+    name = settings.remote
+    if not name:
+        return Seen({})
+    stamp = common_dir / "shiftkit" / LOOK_FILE
+    try:
+        last = json.loads(stamp.read_text(encoding="utf-8"))
+        recent = (
+            isinstance(last, dict)
+            and last.get("remote") == name
+            and last.get("branch") == branch
+            and 0 <= time.time() - float(last.get("at", 0)) < LOOK_SECONDS
+        )
+    except (OSError, ValueError, TypeError):
+        recent = False
+    if recent and not fresh:
+        return Seen(mirrored(root, name))
+    try:
+        found = fetch(root, name, settings.ref_prefix, branch if settings.enabled else None)
+    except Unreachable:
+        return Seen(
+            mirrored(root, name),
+            f"remote {name!r} not reachable: local view (its claims and branch as last fetched)",
+        )
+    from shiftkit.edge.atomic import atomic_write
+
+    stamp.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(stamp, json.dumps({"remote": name, "branch": branch, "at": time.time()}))
+    return Seen(found)
+
+
+def forget_look(common_dir: Path) -> None:
+    """The next view asks the remote again (after this clone changed what it holds there)."""
+    (common_dir / "shiftkit" / LOOK_FILE).unlink(missing_ok=True)
+
+
 def _look(root: Path, remote: str, ref: str) -> tuple[bool, str | None]:
     """(could ask, the server's object for ``ref``): one `ls-remote` of that ref."""
     proc = gitio.run(["ls-remote", "--refs", remote, ref], root, check=False)

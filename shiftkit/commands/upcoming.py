@@ -1,0 +1,111 @@
+"""The next feature, as every view and `claim` see it (decision record 0064): the one `claim`
+would take now, counting the claims held on the remote and the remote's branch.
+
+`start` (and the SessionStart brief), `next`, `status` and `claims` read `outlook`; `claim`
+chooses with `choose` from the same inputs after catching up, so what a view names next is
+what `claim` takes (unless someone takes it in between, which `claim` then says).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from shiftkit.core import features
+from shiftkit.core.errors import BadInput
+from shiftkit.edge import claims, gitio, remote, state
+from shiftkit.edge.context import Context
+
+
+def choose(
+    feature_list: features.FeatureList,
+    taken: dict[str, claims.Claim] | set[str],
+    done_there: set[str],
+    repair: list[str],
+    limit: int | None = 1,
+) -> list[features.Feature]:
+    """The features a session may take now, best first: not claimed anywhere, not passing on
+    the remote's branch, repair first. The one rule `next`, `status`, `start` and `claim`
+    share."""
+    return features.candidates(feature_list, {*taken, *done_there}, repair, limit=limit)
+
+
+class Outlook(NamedTuple):
+    """What a view counts: the feature list `claim` would choose from (the remote's branch's
+    when this one is only behind it: `claim` fast-forwards first), every claim held (here
+    and on the remote), the features passing there and not here (when diverged), the repair
+    list, and the lines to say first (remote not reachable; behind)."""
+
+    feature_list: features.FeatureList
+    taken: dict[str, claims.Claim]
+    done_there: set[str]
+    repair: list[str]
+    lines: tuple[str, ...]
+    behind: bool
+
+    def next(self, limit: int | None = 1) -> list[features.Feature]:
+        return choose(self.feature_list, self.taken, self.done_there, self.repair, limit)
+
+    def elsewhere(self, ctx: Context) -> list[claims.Claim]:
+        """The claims held by anyone but this worktree, oldest first."""
+        from shiftkit.edge import session
+
+        mine = session.clone_id(ctx.common_dir), str(ctx.root)
+        return sorted(
+            (c for c in self.taken.values() if c.record is None or not c.record.is_held_by(*mine)),
+            key=lambda c: c.record.taken if c.record else "",
+        )
+
+
+def repair_list(ctx: Context, feature_list: features.FeatureList) -> list[str]:
+    return [
+        i
+        for i in state.demoted(ctx.git_dir)
+        if (f := feature_list.get(i)) is not None and features.is_open(f)
+    ]
+
+
+def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = False) -> Outlook:
+    """The views' outlook on ``feature_list`` (the list at HEAD): one look at the remote
+    (cached briefly, `remote.seen`), its branch compared with HEAD as just fetched."""
+    settings = ctx.config.claims
+    local = claims.list_claims(ctx.root)
+    if not settings.remote:
+        return Outlook(feature_list, local, set(), repair_list(ctx, feature_list), (), False)
+    remote.require_remote(ctx.root, settings.remote)
+    branch = gitio.branch(ctx.root)
+    look = remote.seen(ctx.root, ctx.common_dir, settings, branch, fresh)
+    lines: tuple[str, ...] = (look.line,) if look.line else ()
+    taken = {**local, **look.claims}
+    chosen_from, done_there, behind = feature_list, set[str](), False
+    if branch is not None and settings.enabled:
+        counts = remote.divergence(ctx.root, settings.remote, branch, fetch=False)
+        if counts is not None and counts[1]:
+            behind = True
+            tracking = remote.tracking_ref(settings.remote, branch)
+            there = _list_at(ctx, tracking)
+            ahead, count = counts
+            where = f"{settings.remote}/{branch}"
+            if ahead == 0 and there is not None:
+                chosen_from = there  # (`claim` fast-forwards first: it chooses from there)
+                lines += (
+                    f"{branch} is {count} commit{'s' if count != 1 else ''} behind {where}: "
+                    f"`shiftkit claim` catches up first (a fast-forward); next is counted there",
+                )
+            else:
+                from shiftkit.commands.claims import passing_on_remote
+
+                done_there = passing_on_remote(ctx, feature_list, tracking)
+                lines += (
+                    f"{branch} and {where} diverged ({ahead} and {count} commits): "
+                    f"`shiftkit sync` first",
+                )
+    return Outlook(chosen_from, taken, done_there, repair_list(ctx, chosen_from), lines, behind)
+
+
+def _list_at(ctx: Context, rev: str) -> features.FeatureList | None:
+    from shiftkit.edge.project import read_features_at
+
+    try:
+        return read_features_at(ctx.root, rev, ctx.config.features)
+    except BadInput:
+        return None
