@@ -493,10 +493,17 @@ class StagedEvidence:
         print(f"shiftkit: running the verifier of {feature.id}: {command}", file=sys.stderr)
         if self.cfg.verify_in == "checkout":
             outcome = verify.run_in_checkout(
-                self.top, tree, command, self.cfg.init, self.cfg.verify_timeout
+                self.top,
+                tree,
+                command,
+                self.cfg.init,
+                self.cfg.verify_timeout,
+                junit=self.cfg.junit,
             )
         else:
-            outcome = verify.run_command(command, self.top, self.cfg.verify_timeout)
+            outcome = verify.run_verifier(
+                command, self.top, self.cfg.verify_timeout, junit=self.cfg.junit
+            )
             changed = _work_tree_differs(self.top)
             if outcome.ok and changed is not None:
                 return f"its verifier changed the work tree: {changed}"

@@ -101,7 +101,7 @@ def reverify_at(
     parent = commit.parents[0] if commit.parents else None
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
     return verify.run_in_checkout(
-        ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout, isolated
+        ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit
     )
 
 

@@ -113,10 +113,17 @@ def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool
     )
     if mode == "checkout":
         outcome = verify.run_in_checkout(
-            ctx.root, tree, command, ctx.config.init, ctx.config.verify_timeout
+            ctx.root,
+            tree,
+            command,
+            ctx.config.init,
+            ctx.config.verify_timeout,
+            junit=ctx.config.junit,
         )
     else:
-        outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+        outcome = verify.run_verifier(
+            command, ctx.root, ctx.config.verify_timeout, junit=ctx.config.junit
+        )
         after = work_tree_id(ctx)
         if after != tree:
             changed = gitio.out(

@@ -70,7 +70,10 @@ def _regression(
     done = [(job, _cached(job)) for job in work if regression.is_checked(ctx, tree, job)]
     rest = [job for job in work if not regression.is_checked(ctx, tree, job)]
     if clean and cfg.verify_in == "worktree":
-        ran = [(job, verify.run_command(job.command, ctx.root, cfg.verify_timeout)) for job in rest]
+        ran = [
+            (job, verify.run_verifier(job.command, ctx.root, cfg.verify_timeout, junit=cfg.junit))
+            for job in rest
+        ]
     else:
         if not clean:
             say("check regression: the work tree has uncommitted changes, so in a checkout of HEAD")

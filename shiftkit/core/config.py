@@ -58,6 +58,7 @@ class Config(NamedTuple):
     regression_sample: int = 2
     env_reset: str = ""
     verify_in: str = "worktree"  # or "checkout": a temporary worktree of exactly the tree
+    junit: str = ""  # where a verifier that is not pytest writes its JUnit XML report
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -80,6 +81,7 @@ ENFORCEMENT_KEYS = (
     "max_attempts",
     "regression_sample",
     "verify_in",
+    "junit",  # (a report the judged commit names could be one it holds)
     "decisions",  # (moving the folder would step around rule 13)
     "log.keep",
     "log.block",
@@ -213,6 +215,11 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
                 f'"refs/shiftkit/claims/" (starting with "refs/", ending with "/", no spaces '
                 f"or special characters), got {_shown(repr(value))}"
             )
+        if key == "junit" and value and not _inside(value):
+            raise BadInput(
+                f"{source}: key '{prefix}.{key}' must be a path inside the project, like "
+                f'"reports/junit.xml", got {_shown(repr(value))}'
+            )
         if key == "regression_sample" and value < 0:
             raise BadInput(f"{source}: key '{prefix}.{key}' must be 0 or more, got {value}")
         if key in _MAXIMUM and value > _MAXIMUM[key]:
@@ -222,6 +229,12 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             )
         values[key] = value
     return values
+
+
+def _inside(path: str) -> bool:
+    """A relative path to a file that stays inside the folder it is taken from."""
+    parts = path.split("/")
+    return not path.startswith("/") and ".." not in parts and bool(parts[-1]) and path.isprintable()
 
 
 def _ref_prefix_ok(value: str) -> bool:

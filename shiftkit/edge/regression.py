@@ -123,7 +123,7 @@ def run_at_tree(
                         if errors or not pending:
                             return
                         job = pending.popleft()
-                    outcome = verify.run_in(target, job.command, cfg.verify_timeout, env)
+                    outcome = verify.run_in(target, job.command, cfg.verify_timeout, env, cfg.junit)
                     with lock:
                         results[order[id(job)]] = outcome
                         on_done(job, outcome)

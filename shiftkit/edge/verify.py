@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from shiftkit.core import verdict
 from shiftkit.edge import state
 from shiftkit.edge.atomic import atomic_write
 
@@ -25,6 +26,7 @@ class Outcome(NamedTuple):
     exit_code: int | None  # None when it timed out
     seconds: float
     output: str
+    reason: str = ""  # why a run that exited 0 is no pass (`judge_result`)
 
     @property
     def timed_out(self) -> bool:
@@ -42,6 +44,8 @@ class Outcome(NamedTuple):
     def summary(self) -> str:
         if self.timed_out:
             return f"timed out after {self.seconds:.0f}s"
+        if self.reason and not self.ok:
+            return self.reason
         if self.exit_code == 127:
             return "exit 127 (command not found)"
         return "passed" if self.ok else f"exit {self.exit_code}"
@@ -80,6 +84,89 @@ def run_command(
         sink.seek(0)
         output = sink.read().decode("utf-8", "replace")
     return Outcome(command, code == 0, code, time.monotonic() - start, output)
+
+
+# -- what the verifier's own report says (decision record 0051) --------------------------------
+
+
+def run_verifier(
+    command: str,
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    junit: str = "",
+    prefix: Sequence[str] = (),
+) -> Outcome:
+    """A verifier's run, judged by its report as well as its exit code: a pytest command
+    (`verdict.runs_pytest`) is asked for a JUnit XML report in a folder of our own; any other
+    command, when ``junit`` (the setting) names where it writes one, is read there (the file
+    removed before and after). A run that exits 0 passes only when `judge_result` agrees."""
+    if verdict.runs_pytest(command):
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="shiftkit-report-") as folder:
+            report = Path(folder) / "junit.xml"
+            ran = run_command(
+                verdict.with_report(command, str(report)), cwd, timeout, env, prefix
+            )
+            found = read_report(report, NO_PYTEST_REPORT)
+            return judge_result(ran._replace(command=command), found)
+    if not junit:
+        return run_command(command, cwd, timeout, env, prefix)
+    report = cwd / junit
+    _remove(report)
+    try:
+        ran = run_command(command, cwd, timeout, env, prefix)
+        missing = f"the verifier wrote no JUnit XML report at {junit} (the `junit` setting)"
+        return judge_result(ran, read_report(report, missing))
+    finally:
+        _remove(report)
+
+
+NO_PYTEST_REPORT = (
+    "the verifier wrote no pytest report (pytest did not run, or ran without its junitxml plugin)"
+)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        pass  # (a folder there: reading it fails, which says so)
+
+
+def read_report(path: Path, missing: str) -> verdict.Report | str:
+    """The JUnit XML report at ``path``, or why there is none to read (``missing``: the reason
+    when there is no file)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(verdict.REPORT_LIMIT + 1)
+    except FileNotFoundError:
+        return missing
+    except OSError as exc:
+        return f"the verifier's report could not be read ({exc.strerror})"
+    if len(data) > verdict.REPORT_LIMIT:
+        return f"the verifier's report is larger than {verdict.REPORT_LIMIT >> 20} MiB"
+    try:
+        return verdict.read_report(data.decode("utf-8", "replace"))
+    except verdict.BadReport as exc:
+        return f"the verifier's report is not JUnit XML: {exc}"
+
+
+def judge_result(outcome: Outcome, report: verdict.Report | str) -> Outcome:
+    """``outcome`` as its report judges it: a run that exited 0 fails when ``report`` is a
+    reason (no report, an unreadable one) or `verdict.refusal` finds one; the reason is its
+    summary and the last line of its output."""
+    if not outcome.ok:
+        return outcome
+    reason = report if isinstance(report, str) else verdict.refusal(report, outcome.output)
+    if reason is None:
+        return outcome
+    return outcome._replace(
+        ok=False, reason=reason, output=f"{outcome.output.rstrip()}\nshiftkit: {reason}\n"
+    )
 
 
 def _kill_group(pid: int) -> None:
@@ -165,15 +252,21 @@ def unstaged_paths(root: Path) -> list[str]:
 
 
 def run_in_checkout(
-    root: Path, tree: str, command: str, init: str, timeout: float, isolated: bool = False
+    root: Path,
+    tree: str,
+    command: str,
+    init: str,
+    timeout: float,
+    isolated: bool = False,
+    junit: str = "",
 ) -> Outcome:
     """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after;
-    ``isolated``: with `isolated_environment`."""
+    ``isolated``: with `isolated_environment`; ``junit``: the setting (`run_verifier`)."""
     with temporary_checkout(root, tree) as target, environment_for(root, isolated) as env:
         prepared = prepare_checkout(target, init, timeout, env)
         if prepared is not None:
             return prepared._replace(command=command)
-        return run_in(target, command, timeout, env)
+        return run_in(target, command, timeout, env, junit)
 
 
 # What an isolated run keeps of the environment: the locale and the terminal, nothing else.
@@ -324,12 +417,13 @@ def run_in(
     command: str,
     timeout: float,
     env: dict[str, str] | None = None,
+    junit: str = "",
     prefix: Sequence[str] = (),
 ) -> Outcome:
-    """``command`` in a prepared temporary checkout; a verifier that leaves the checkout
-    other than the tree it judged has failed (the checkout is then put back). ``env``:
-    default `clean_environment`; ``prefix``: as `run_command`'s."""
-    outcome = run_command(command, target, timeout, env or clean_environment(), prefix)
+    """``command`` in a prepared temporary checkout (`run_verifier`, ``junit`` the setting); a
+    verifier that leaves the checkout other than the tree it judged has failed (the checkout
+    is then put back). ``env``: default `clean_environment`; ``prefix``: as `run_command`'s."""
+    outcome = run_verifier(command, target, timeout, env or clean_environment(), junit, prefix)
     changes = checkout_changes(target)
     if not changes:
         return outcome
