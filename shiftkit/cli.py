@@ -459,7 +459,14 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness:
             from shiftkit.edge import ledger  # usage is recorded at each unit boundary)
 
             ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
-        return startup.start(ctx, brief, as_json, check, _say, skipped, harness)
+        code = startup.start(ctx, brief, as_json, check, _say, skipped, harness)
+        if not hook_input:  # (a person at a terminal: would Codex run this project's hooks?)
+            from shiftkit.edge import codex_trust
+
+            advice = codex_trust.line(ctx.root)
+            if advice:
+                click.echo(f"shiftkit: {advice}", err=True)
+        return code
     except ShiftkitError as exc:
         if not hook_input:
             raise
@@ -996,6 +1003,13 @@ def usage_add(
     is_flag=True,
     help="Show the agent's output as it comes (else only a failed session's last lines).",
 )
+@click.option(
+    "--dangerously-bypass-hook-trust",
+    "bypass_hook_trust",
+    is_flag=True,
+    help="--agent codex: pass Codex this flag, so it runs the project's hooks that no person "
+    "has trusted (without it, run refuses to start a loop whose hooks Codex would skip).",
+)
 def run_cmd(
     agent: str,
     max_sessions: int,
@@ -1005,6 +1019,7 @@ def run_cmd(
     session_timeout: float | None,
     prompt_stdin: bool,
     verbose: bool,
+    bypass_hook_trust: bool,
 ) -> int:
     """The outer loop: agent sessions one after another, until every feature passes (checked
     at HEAD by `shiftkit check`), all that remain are blocked, a budget is spent, K sessions
@@ -1018,7 +1033,7 @@ def run_cmd(
     from shiftkit.core import loop
 
     limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
-    return run_mod.run(agent, limits, prompt_stdin, _say, verbose)
+    return run_mod.run(agent, limits, prompt_stdin, _say, verbose, bypass_hook_trust)
 
 
 @cli.command("merge-features")
@@ -1061,6 +1076,11 @@ def setup(force: bool) -> int:
         click.echo(f"installed {line}")
     if not done:
         click.echo("setup: nothing to do, the hooks and the merge driver are in place")
+    from shiftkit.edge import codex_trust
+
+    advice = codex_trust.line(root)
+    if advice:
+        click.echo(f"shiftkit: {advice}", err=True)
     return OK
 
 

@@ -34,6 +34,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PATH"] = path_with_interpreter(os.environ.get("PATH", os.defpath))
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The real agent harnesses the suite runs (tests/harnesses.py), by their own --version."""
+    import harnesses
+
+    return [harnesses.version(name) for name in harnesses.PACKAGES]
+
+
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "Shift Tester",
     "GIT_AUTHOR_EMAIL": "tester@shiftkit.invalid",

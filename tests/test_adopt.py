@@ -154,9 +154,9 @@ def test_adoption_merges_into_the_users_files_and_their_hooks_still_run(
     assert settings["env"] == {"APP_ENV": "dev"}
     assert settings["hooks"]["PostToolUse"] == USER_SETTINGS["hooks"]["PostToolUse"]
     stop = json.dumps(settings["hooks"]["Stop"])
-    assert "echo done" in stop and "shiftkit stop-check" in stop
-    assert "shiftkit start --brief" in json.dumps(settings["hooks"]["SessionStart"])
-    assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
+    assert "echo done" in stop and ".shiftkit/hook stop-check" in stop
+    assert ".shiftkit/hook start --brief" in json.dumps(settings["hooks"]["SessionStart"])
+    assert ".shiftkit/hook guard" in json.dumps(settings["hooks"]["PreToolUse"])
 
     attributes = (root / ".gitattributes").read_text()
     assert attributes.startswith(USER_ATTRIBUTES) and "merge=shiftkit-features" in attributes

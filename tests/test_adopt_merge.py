@@ -119,10 +119,11 @@ def test_settings_keep_the_users_keys_and_hooks_and_add_shiftkits_once() -> None
         for hook in group["hooks"]
     ]
     # The user's bare `shiftkit guard` gives way to the template's (fail-closed) one.
-    assert sum(command.startswith("shiftkit guard") for command in commands) == 1
+    assert not any(command.startswith("shiftkit guard") for command in commands)
+    assert sum(command == ".shiftkit/hook guard" for command in commands) == 1
     assert {"echo done", "./lint.sh"} <= set(commands)
-    for ours in ("shiftkit stop-check", "shiftkit start --brief", "shiftkit usage record"):
-        assert sum(command.startswith(ours) for command in commands) == 1, ours
+    for ours in ("hook stop-check", "hook start --brief", "hook usage record"):
+        assert sum(command.startswith(f".shiftkit/{ours}") for command in commands) == 1, ours
     assert merge_claude_settings(merged, OURS_SETTINGS, ".claude/settings.json") == merged
 
 

@@ -37,6 +37,7 @@ CODEX_EVENTS = {
     "SubagentStart",
     "SubagentStop",
     "Stop",
+    "SessionEnd",  # in Codex 0.169's hook events (its app-server's HookEventName)
 }
 SLUGS = {"SessionStart": "session-start", "PreToolUse": "pre-tool-use", "Stop": "stop"}
 
@@ -148,12 +149,13 @@ def test_the_hooks_file_has_codexs_structure_and_every_hook_a_timeout(scaffold: 
     assert set(document) <= {"description", "hooks"}  # Codex refuses other top-level keys
     assert set(document["hooks"]) <= CODEX_EVENTS
     found = handlers(document)
-    assert set(found) == {"SessionStart", "PreToolUse", "Stop"}
+    assert set(found) == {"SessionStart", "PreToolUse", "Stop", "SessionEnd"}
     assert all(len(groups) == 1 for groups in document["hooks"].values())
     for event, handler in found.items():
         assert handler["type"] == "command" and isinstance(handler["command"], str)
         assert isinstance(handler["timeout"], int) and 0 < handler["timeout"] <= 900, event
-        assert "cannot run" in handler["command"] and "exit 2" in handler["command"]
+        assert handler["command"].startswith(".shiftkit/hook ")  # it fails closed itself
+    # Codex 0.169 names its patch tool `apply_patch` in PreToolUse (test_real_codex.py)
     assert found["PreToolUse"]["matcher"] == "^(Bash|apply_patch)$"
     assert "--harness codex" in found["SessionStart"]["command"]
     assert found["PreToolUse"]["timeout"] > guard.DEADLINE  # the guard decides in time
@@ -191,6 +193,8 @@ def test_a_project_that_cannot_be_oriented_still_answers_in_json(tmp_path: Path)
     project = tmp_path / "not-a-project"
     project.mkdir()
     write(project / ".codex" / "hooks.json", TEMPLATE_HOOKS.read_text())
+    script = TEMPLATE_HOOKS.parent.parent / ".shiftkit" / "hook"
+    write(project / ".shiftkit" / "hook", script.read_text()).chmod(0o755)
     result = run_hook(project, "SessionStart", session_start(project))
     assert result.returncode == 0, result.output
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -345,16 +349,18 @@ def test_stop_with_a_claim_sends_the_session_back_once(scaffold: Path) -> None:
 
 def test_every_hook_fails_closed_without_shiftkit(scaffold: Path, tmp_path: Path) -> None:
     env = {"PATH": path_without_shiftkit(tmp_path)}
+    (scaffold / ".git" / "shiftkit" / "interpreter").unlink()  # (as before `shiftkit setup`)
     payloads: dict[str, Callable[[], dict[str, Any]]] = {
         "SessionStart": lambda: session_start(scaffold),
         "PreToolUse": lambda: pre_tool_use(scaffold, "apply_patch", patch(update("a.py"))),
         "Stop": lambda: stop(scaffold),
+        "SessionEnd": lambda: stop(scaffold),
     }
     for event, payload in payloads.items():
         result = run_hook(scaffold, event, payload(), env=env)
         assert result.returncode == 2 and result.stdout == "", (event, result.output)
-        line = result.stderr.splitlines()[-1]  # (after the shell's own "not found")
-        assert line.startswith("shiftkit: cannot run (exit 127"), line
+        assert result.stderr.startswith("shiftkit: cannot run (not installed"), result.stderr
+        assert result.stderr.count("\n") == 1
     let_go = run_hook(scaffold, "Stop", stop(scaffold, active=True), env=env)
     assert (let_go.returncode, let_go.stdout) == (0, "")  # never trapped in a loop
 

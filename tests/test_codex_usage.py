@@ -32,16 +32,18 @@ PRICES = (
 
 # The fixture by hand. Response 1 (10:00:05): cumulative input 12,000 of which 8,000 cached,
 # output 600 and reasoning 200. Response 2 (10:00:10): cumulative 30,000 / 24,000 / 1,500 /
-# 500, so the response is 18,000 input of which 16,000 cached, 900 output and 300 reasoning.
-# The ledger's output is output + reasoning. The repeats (three lines with the first totals,
-# two with the second) and the `info: null` line count nothing.
-TURN_1 = Usage(input=12_000 - 8_000, cache_read=8_000, cache_write=0, output=600 + 200)
-TURN_2 = Usage(input=(30_000 - 12_000) - (24_000 - 8_000), cache_read=16_000, output=900 + 300)
-TOTAL = Usage(input=4_000 + 2_000, cache_read=8_000 + 16_000, cache_write=0, output=800 + 1_200)
+# 500, so the response is 18,000 input of which 16,000 cached, 900 output (300 of them
+# reasoning). The ledger's output is output_tokens, which holds the reasoning (OpenAI's usage
+# object; a real Codex rollout's total_tokens = input + output: decision 0040). The repeats
+# (three lines with the first totals, two with the second) and the `info: null` line count
+# nothing.
+TURN_1 = Usage(input=12_000 - 8_000, cache_read=8_000, cache_write=0, output=600)
+TURN_2 = Usage(input=(30_000 - 12_000) - (24_000 - 8_000), cache_read=16_000, output=900)
+TOTAL = Usage(input=4_000 + 2_000, cache_read=8_000 + 16_000, cache_write=0, output=600 + 900)
 # fresh-equivalent: input + 0.1 * cache read + 1.25 * cache write + 5 * output
-FRESH = 6_000 + 0.1 * 24_000 + 1.25 * 0 + 5 * 2_000  # = 18,400
+FRESH = 6_000 + 0.1 * 24_000 + 1.25 * 0 + 5 * 1_500  # = 15,900
 # dollars at gpt-5-codex's prices per million: 1.25 input, 0.125 cached input, 10 output
-USD = (6_000 * 1.25 + 24_000 * 0.125 + 2_000 * 10.0) / 1_000_000  # = 0.0305
+USD = (6_000 * 1.25 + 24_000 * 0.125 + 1_500 * 10.0) / 1_000_000  # = 0.0255
 
 
 def ok(project: Path, *args: str, input: str | None = None) -> str:
@@ -212,7 +214,7 @@ def test_exec_json_events_give_the_thread_and_the_turns_usage() -> None:
         ]
     )
     run = rollout.exec_events(out)
-    assert run == rollout.ExecRun("0199-th", Usage(24763 - 24448 + 10, 24448, 0, 122 + 1 + 1), 2)
+    assert run == rollout.ExecRun("0199-th", Usage(24763 - 24448 + 10, 24448, 0, 122 + 1), 2)
     assert rollout.exec_events('{"type": "result", "usage": {}}') is None
 
 
@@ -226,7 +228,8 @@ def test_presets_build_the_harness_command_lines() -> None:
     ]
     codex = loop.preset_command("codex", "/r/.git")
     assert codex is not None and codex[:3] == ["codex", "exec", "--json"]
-    assert codex[-1] == 'sandbox_workspace_write.writable_roots=["/r/.git"]'
+    assert 'sandbox_workspace_write.writable_roots=["/r/.git"]' in codex
+    assert codex[-2:] == ["-c", "allow_login_shell=false"]  # (a login shell resets PATH)
     assert loop.preset_command("codex exec --json", "/r/.git") is None
 
 
@@ -246,8 +249,8 @@ def test_the_fixture_counts_once_however_often_read_and_costs_the_hand_figures(
     data = cost_json(scaffold)
     assert kinds(data["unattributed"]) == TOTAL
     assert kinds(data["totals"]) == TOTAL
-    assert data["totals"]["fresh_equivalent"] == pytest.approx(FRESH) == 18_400
-    assert data["totals"]["usd"] == pytest.approx(USD) == pytest.approx(0.0305)
+    assert data["totals"]["fresh_equivalent"] == pytest.approx(FRESH) == 15_900
+    assert data["totals"]["usd"] == pytest.approx(USD) == pytest.approx(0.0255)
     # the file grows (the session goes on): only the new response is added
     more = {"input_tokens": 40_000, "cached_input_tokens": 30_000, "output_tokens": 1_600}
     with path.open("a") as handle:

@@ -86,7 +86,7 @@ def test_copier_copy_adopts_and_keeps_the_users_files(
     settings = (root / ".claude" / "settings.json").read_text()
     assert settings.count("\n") == 1  # compact stays compact
     assert json.loads(settings)["permissions"] == {"allow": ["Bash(make test)"]}
-    assert "shiftkit guard" in settings
+    assert ".shiftkit/hook guard" in settings
     answers = (root / ".copier-answers.yml").read_text()
     assert f"_src_path: {tagged_template}" in answers and "_commit: v0.9.0" in answers
 
@@ -140,7 +140,7 @@ def test_copier_copy_into_a_plain_folder_merges_into_the_users_files(
     agents = git_ok(root, "show", "HEAD:AGENTS.md")
     assert agents.startswith(USER_AGENTS) and "<!-- shiftkit:begin -->" in agents
     settings = git_ok(root, "show", "HEAD:.claude/settings.json")
-    assert "Bash(make test)" in settings and "shiftkit guard" in settings
+    assert "Bash(make test)" in settings and ".shiftkit/hook guard" in settings
 
 
 def test_a_hook_refusing_copier_copys_adoption_leaves_the_repository_as_it_was(

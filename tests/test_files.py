@@ -88,5 +88,5 @@ def test_the_guards_deadline_is_under_its_hook_timeout() -> None:
     settings = json.loads((template_root() / "template/.claude/settings.json").read_text())
     [entry] = settings["hooks"]["PreToolUse"]
     [hook] = entry["hooks"]
-    assert hook["command"].startswith("shiftkit guard")
+    assert hook["command"] == ".shiftkit/hook guard"
     assert hook["timeout"] - 5 >= guard.DEADLINE  # time to start Python and print the line

@@ -515,7 +515,7 @@ def test_hook_contract_in_a_scaffold(scaffold: Path) -> None:
     )
     assert hooks.returncode == 2 and ".shiftkit.toml" in hooks.stderr
     settings = json.loads((scaffold / ".claude" / "settings.json").read_text())
-    assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
+    assert ".shiftkit/hook guard" in json.dumps(settings["hooks"]["PreToolUse"])
 
 
 BAD_PAYLOADS: list[tuple[bytes, int]] = [

@@ -42,14 +42,14 @@ def assert_fresh_scaffold(path: Path) -> None:
     assert [f.id for f in listing.features] == ["F000"]
     assert listing.features[0].verify == "./init.sh smoke"
     settings = json.loads((path / ".claude/settings.json").read_text())
-    assert "shiftkit start --brief" in json.dumps(settings["hooks"]["SessionStart"])
+    assert ".shiftkit/hook start --brief" in json.dumps(settings["hooks"]["SessionStart"])
     assert "Goal:" in (path / "claude-progress.txt").read_text()
     assert "0001" in (path / "docs/decisions/README.md").read_text()
     workflow = (path / ".github/workflows/shiftkit-audit.yml").read_text()
     assert '"$SHIFTKIT" audit --reverify' in workflow and "pull_request" in workflow
     assert '"$SHIFTKIT" check --no-demote' in workflow
-    assert "shiftkit guard" in json.dumps(settings["hooks"]["PreToolUse"])
-    assert "shiftkit stop-check" in json.dumps(settings["hooks"]["Stop"])
+    assert ".shiftkit/hook guard" in json.dumps(settings["hooks"]["PreToolUse"])
+    assert ".shiftkit/hook stop-check" in json.dumps(settings["hooks"]["Stop"])
     assert "shiftkit usage record" in json.dumps(settings["hooks"]["SessionEnd"])
 
 

@@ -77,10 +77,15 @@ def test_every_hook_has_a_timeout_and_runs_shiftkit() -> None:
     assert timeouts["SessionStart"] >= 600  # init.sh, the smoke test and two verifiers
     assert timeouts["PreToolUse"] <= 60 and timeouts["Stop"] <= 120
     assert timeouts["SessionEnd"] <= 120  # reads one transcript
-    assert found["SessionStart"]["command"].startswith("shiftkit start --brief --hook-input;")
-    assert found["PreToolUse"]["command"].startswith("shiftkit guard;")
-    assert found["Stop"]["command"].startswith("shiftkit stop-check;")
-    assert found["SessionEnd"]["command"].startswith("shiftkit usage record;")
+    assert found["SessionStart"]["command"] == ".shiftkit/hook start --brief --hook-input"
+    assert found["PreToolUse"]["command"] == ".shiftkit/hook guard"
+    assert found["Stop"]["command"] == ".shiftkit/hook stop-check"
+    assert found["SessionEnd"]["command"] == ".shiftkit/hook usage record"
+
+
+def forget_interpreter(project: Path) -> None:
+    """The clone as it is before `shiftkit setup`: no interpreter recorded for the hooks."""
+    (project / ".git" / "shiftkit" / "interpreter").unlink()
 
 
 @pytest.mark.parametrize("event", ["SessionStart", "PreToolUse", "Stop", "SessionEnd"])
@@ -95,26 +100,39 @@ def test_hooks_fail_closed_without_shiftkit(scaffold: Path, tmp_path: Path, even
         "tool_input": {"command": "git commit --no-verify -m x"},
         "stop_hook_active": False,
     }
+    forget_interpreter(scaffold)
     result = run_hook(scaffold, event, payload, env={"PATH": path_without_shiftkit(tmp_path)})
     assert result.returncode == 2, result.output  # Claude Code: a blocking error
-    assert "shiftkit: cannot run (exit 127" in result.stderr
-    assert "pip install shiftkit" in result.stderr and result.stdout == ""
+    assert result.stderr.startswith("shiftkit: cannot run (not installed")
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
 
 
 def test_a_broken_installation_fails_closed_too(scaffold: Path, tmp_path: Path) -> None:
-    """A console script whose interpreter is gone (a deleted virtualenv) exits 126 or 127."""
-    folder = Path(path_without_shiftkit(tmp_path))
-    write(folder / "shiftkit", "#!/no/such/venv/bin/python\n")
-    (folder / "shiftkit").chmod(0o755)
+    """A recorded interpreter that is gone (a deleted virtualenv), and no shiftkit on PATH."""
+    (scaffold / ".git" / "shiftkit" / "interpreter").write_text("/no/such/venv/bin/python\n")
     payload = {"tool_name": "Bash", "tool_input": {"command": "ls"}}
-    result = run_hook(scaffold, "PreToolUse", payload, env={"PATH": str(folder)})
-    assert result.returncode == 2 and "shiftkit: cannot run (exit 12" in result.stderr
+    result = run_hook(
+        scaffold, "PreToolUse", payload, env={"PATH": path_without_shiftkit(tmp_path)}
+    )
+    assert result.returncode == 2 and "shiftkit: cannot run" in result.stderr
+
+
+def test_the_recorded_interpreter_runs_the_hooks_without_shiftkit_on_path(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """A login shell (Codex runs `bash -lc`) whose PATH has no shiftkit: the interpreter
+    `shiftkit setup` recorded still runs the guard."""
+    payload = {"tool_name": "Bash", "tool_input": {"command": "git commit --no-verify -m x"}}
+    env = {"PATH": path_without_shiftkit(tmp_path)}
+    result = run_hook(scaffold, "PreToolUse", payload, env=env)
+    assert result.returncode == 2 and result.stderr.startswith("shiftkit guard: "), result.output
 
 
 def test_stop_without_shiftkit_lets_the_second_stop_through(scaffold: Path, tmp_path: Path) -> None:
     """Claude Code sets stop_hook_active when a Stop hook already sent the agent back:
     refusing again would trap it."""
     env = {"PATH": path_without_shiftkit(tmp_path)}
+    forget_interpreter(scaffold)
     for spacing in ('{"stop_hook_active": true}', '{"stop_hook_active":true}'):
         command = hooks(settings(scaffold))["Stop"]["command"]
         result = run(["sh", "-c", command], scaffold, input=spacing, env=env)

@@ -18,6 +18,7 @@ from shiftkit.core import ledger as ledger_core
 from shiftkit.core.errors import BadInput
 from shiftkit.core.ledger import Usage
 from shiftkit.edge import ledger, state
+from shiftkit.edge import prices as price_table
 from shiftkit.edge.context import Context
 from shiftkit.edge.project import read_features, read_features_at
 
@@ -45,7 +46,11 @@ def feature_status(ctx: Context) -> list[tuple[str, str]]:
 
 def build_report(ctx: Context, by: str = "feature") -> cost.Report:
     return cost.report(
-        ledger.read_all(ctx), feature_status(ctx), ctx.config.cost, ctx.config.prices, by
+        ledger.read_all(ctx),
+        feature_status(ctx),
+        ctx.config.cost,
+        price_table.book(ctx.config.prices),
+        by,
     )
 
 
@@ -65,7 +70,9 @@ def status_line(ctx: Context) -> str | None:
         if not any(e.kind == "usage" and e.usage.tokens for e in entries):
             return None
         passing = sum(1 for _, status in feature_status(ctx) if status == "passing")
-        return cost.one_line(cost.totals(entries, passing, ctx.config.cost, ctx.config.prices))
+        return cost.one_line(
+            cost.totals(entries, passing, ctx.config.cost, price_table.book(ctx.config.prices))
+        )
     except BadInput:
         return None
 

@@ -43,6 +43,33 @@ def recorded_python(text: str) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
+INTERPRETER = "interpreter"  # in the common git dir's shiftkit/: what `.shiftkit/hook` runs
+
+
+def interpreter_record(common_dir: Path) -> Path:
+    return common_dir / "shiftkit" / INTERPRETER
+
+
+def recorded_interpreter(common_dir: Path) -> str | None:
+    """The interpreter `.shiftkit/hook` runs shiftkit with in this clone, if it is recorded
+    and still there (decision 0058)."""
+    try:
+        named = interpreter_record(common_dir).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return named if named and os.access(named, os.X_OK) else None
+
+
+def record_interpreter(common_dir: Path) -> Path:
+    """Record this interpreter for the agent harnesses' hook script, `.shiftkit/hook`: it
+    runs `<interpreter> -m shiftkit`, so a hook works whatever PATH the harness's shell has."""
+    from shiftkit.edge.atomic import atomic_write
+
+    path = interpreter_record(common_dir)
+    atomic_write(path, os.path.abspath(sys.executable) + "\n")
+    return path
+
+
 def configure_merge_driver(root: Path) -> None:
     """The `merge=shiftkit-features` and `merge=shiftkit-log` attributes need their drivers
     in git's config."""
@@ -93,9 +120,11 @@ def install(root: Path, force: bool) -> list[Path]:
 
 def install_guard_hooks(root: Path, force: bool = False) -> list[Path]:
     """The reference-transaction and pre-push shims, which the pre-commit framework does not
-    manage: beside its hooks or the plain shims."""
+    manage: beside its hooks or the plain shims; and the interpreter `.shiftkit/hook` runs."""
     target = hooks_path(root)
-    return [place(target, name, force) for name in GUARD_HOOKS]
+    placed = [place(target, name, force) for name in GUARD_HOOKS]
+    record_interpreter(gitio.common_dir(root))
+    return placed
 
 
 def install_pre_commit(root: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from shiftkit.core import report
 from shiftkit.core.errors import BadInput, ShiftkitError
 from shiftkit.edge import gitio
+from shiftkit.edge import prices as price_table
 from shiftkit.edge import report as reading
 from shiftkit.edge.context import Context
 
@@ -98,7 +99,7 @@ def build(ctx: Context) -> report.Report:
         head_list,
         ledger.read_all(ctx),
         ctx.config.cost,
-        ctx.config.prices,
+        price_table.book(ctx.config.prices),
         found,
         check,
         time.time(),

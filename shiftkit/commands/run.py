@@ -18,6 +18,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from shiftkit.core import cost, features, jsonbound, ledger, loop, rollout
@@ -26,6 +27,7 @@ from shiftkit.core.ledger import Usage
 from shiftkit.core.words import counted
 from shiftkit.edge import gitio, state
 from shiftkit.edge import ledger as ledger_io
+from shiftkit.edge import prices as price_table
 from shiftkit.edge.context import Context, open_context, short
 from shiftkit.edge.project import read_features, read_features_at
 
@@ -79,11 +81,13 @@ def run(
     prompt_on_stdin: bool,
     say: Say,
     verbose: bool = False,
+    bypass_hook_trust: bool = False,
 ) -> int:
     ctx = open_context()
     command = loop.preset_command(agent.strip(), str(ctx.common_dir)) or shlex.split(agent)
     if not command:
         raise BadInput("--agent is empty; give the command that runs one agent session")
+    command = _codex_hooks(ctx, command, bypass_hook_trust)
     if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
         raise Refused(
             "the work tree is not clean; commit it, `git stash --include-untracked` or "
@@ -139,6 +143,26 @@ def run(
     return stop.code
 
 
+def _codex_hooks(ctx: Context, command: list[str], bypass: bool) -> list[str]:
+    """A Codex session runs the project's hooks only when Codex trusts them (decision 0059):
+    with ``bypass``, Codex is told to run them anyway; without it, a loop whose hooks Codex
+    would skip is refused before it starts."""
+    is_codex = Path(command[0]).name == "codex" and "exec" in command[1:3]
+    if not is_codex:
+        if bypass:
+            raise BadInput("--dangerously-bypass-hook-trust is for --agent codex (Codex CLI)")
+        return command
+    if bypass:
+        flag = "--dangerously-bypass-hook-trust"
+        return command if flag in command else [*command[:2], flag, *command[2:]]
+    from shiftkit.edge import codex_trust
+
+    advice = codex_trust.line(ctx.root, command[0] if os.sep in command[0] else None)
+    if advice:
+        raise Refused(f"{advice}; `shiftkit run` will not start sessions whose hooks do not run")
+    return command
+
+
 def one_session(
     ctx: Context,
     command: list[str],
@@ -179,10 +203,14 @@ def one_session(
     abandoned = _clean_up(
         ctx, number, "timed out" if exit_code is None else f"ended (exit {exit_code})", say
     )
+    from shiftkit.edge import session as sessions
+
+    own = sessions.harness_session(ctx.git_dir, session_id)  # the harness's id, when it sent one
+    names = {session_id, own} if own else {session_id}
     units = [
         e
         for e in ledger_io.read_all(ctx)
-        if e.kind == "unit" and e.at >= started and e.session == session_id
+        if e.kind == "unit" and e.at >= started and e.session in names
     ]
     feature = units[-1].feature if units else None
     worked_on = sorted({u.feature for u in units if u.feature})
@@ -193,7 +221,7 @@ def one_session(
         _record_codex(ctx, codex_run, session_id, worked_on, started_clock)
     said = err if err.strip() or result is not None or codex_run is not None else out
     outcome, signature = _outcome(units, abandoned, exit_code, said, head_before, ctx)
-    sids = {session_id}
+    sids = set(names)
     if result is not None and isinstance(result.get("session_id"), str):
         sids.add(result["session_id"])
     if codex_run is not None and codex_run.thread_id:
@@ -461,7 +489,7 @@ def _record_codex(
 
 def _session_spend(ctx: Context, sids: set[str]) -> cost.Spend:
     total = cost.Spend()
-    prices = dict(ctx.config.prices)
+    prices = price_table.book(ctx.config.prices)
     for entry in ledger_io.read_all(ctx):
         if entry.kind == "usage" and entry.session in sids:
             total = total + cost.spend_of(entry, ctx.config.cost, prices)
@@ -471,7 +499,7 @@ def _session_spend(ctx: Context, sids: set[str]) -> cost.Spend:
 def _spent(ctx: Context, known: set[str]) -> cost.Spend:
     """What this run has spent: the usage entries written since it began."""
     total = cost.Spend()
-    prices = dict(ctx.config.prices)
+    prices = price_table.book(ctx.config.prices)
     for entry in ledger_io.read_all(ctx):
         if entry.kind == "usage" and entry.id not in known:
             total = total + cost.spend_of(entry, ctx.config.cost, prices)

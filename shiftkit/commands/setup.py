@@ -14,6 +14,7 @@ from shiftkit.commands import install
 from shiftkit.edge import gitio
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
+AGENT_HOOK = "the interpreter for .shiftkit/hook"
 DRIVER_KEYS = ("merge.shiftkit-features.driver", "merge.shiftkit-log.driver")
 
 
@@ -68,6 +69,8 @@ def missing(root: Path, common_dir: Path) -> list[str]:
     ]
     if not driver:
         lacking.append("merge drivers")
+    if install.recorded_interpreter(common_dir) is None:
+        lacking.append(AGENT_HOOK)
     return lacking
 
 
@@ -89,4 +92,6 @@ def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
     if "merge drivers" in lacking:
         install.configure_merge_driver(root)
         done.append(f"merge drivers ({', '.join(DRIVER_KEYS)})")
+    if AGENT_HOOK in lacking:
+        done.append(f"{AGENT_HOOK}: {install.record_interpreter(common_dir)}")
     return done

@@ -119,8 +119,8 @@ SIGNS = {
     "AGENTS.md": "<!-- shiftkit:begin -->",
     "CLAUDE.md": "<!-- shiftkit:begin -->",
     ".pre-commit-config.yaml": "shiftkit-commit-msg",
-    ".claude/settings.json": "shiftkit guard",
-    ".codex/hooks.json": "shiftkit guard",
+    ".claude/settings.json": ".shiftkit/hook guard",
+    ".codex/hooks.json": ".shiftkit/hook guard",
     ".gitattributes": "merge=shiftkit-features",
 }
 

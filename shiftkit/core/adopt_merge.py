@@ -84,7 +84,9 @@ def merge_lines(existing: str, ours: str, name: str) -> str:
 
 # -- .claude/settings.json: shiftkit's hook entries per event -----------------------------------
 
-_SHIFTKIT_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"/])shiftkit(?:\s|$)")
+# shiftkit's entries: `.shiftkit/hook NAME` (decision 0058) and the inline `shiftkit NAME; …`
+# commands of the scaffolds before it, so an update replaces the old entries by the new.
+_SHIFTKIT_COMMAND = re.compile(r"(?:^|[\s;&|(`'\"/])(?:\.shiftkit/hook|shiftkit)(?:\s|$)")
 
 
 def _is_shiftkit_hook(hook: Any) -> bool:

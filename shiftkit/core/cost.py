@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from shiftkit.core.config import CostConfig, ModelPrice
 from shiftkit.core.ledger import UNATTRIBUTED, Entry, Usage, time_key
+from shiftkit.core.prices import Book
 
 FAILED_OUTCOMES = ("failed", "blocked", "abandoned")
 
@@ -64,7 +65,7 @@ def priced(usage: Usage, price: ModelPrice) -> float:
     ) / 1_000_000
 
 
-def spend_of(entry: Entry, ratios: CostConfig, prices: Mapping[str, ModelPrice]) -> Spend:
+def spend_of(entry: Entry, ratios: CostConfig, prices: Mapping[str, ModelPrice] | Book) -> Spend:
     """One usage entry's spend. Money: the configured price of its model, else what the
     harness reported (``usd``), else unknown."""
     price = prices.get(entry.model or "")
@@ -91,6 +92,34 @@ class Row(NamedTuple):
     spend: Spend
 
 
+Lookup = Mapping[str, ModelPrice] | Book
+Prices = Sequence[tuple[str, ModelPrice]] | Lookup
+
+
+def lookup(prices: Prices) -> Lookup:
+    """A price by model: the bundled table under the configured prices (a `Book`), or the
+    prices given."""
+    if isinstance(prices, Book | Mapping):
+        return prices
+    return dict(prices)
+
+
+def unpriced_models(entries: Iterable[Entry], prices: Lookup) -> tuple[str, ...]:
+    """The models of usage that has neither a price nor money of its own, sorted."""
+    return tuple(
+        sorted(
+            {
+                e.model or "(no model named)"
+                for e in entries
+                if e.kind == "usage"
+                and e.usage.tokens
+                and e.usd is None
+                and prices.get(e.model or "") is None
+            }
+        )
+    )
+
+
 class Report(NamedTuple):
     rows: list[Row]  # features in list order (then any the ledger names that the list lacks)
     unattributed: Row
@@ -100,6 +129,7 @@ class Report(NamedTuple):
     blocked_without_result: list[str]
     by: str
     groups: list[Row]  # by session or day (empty: by feature)
+    unpriced_models: tuple[str, ...] = ()
 
 
 def _seconds_between(start: str, end: str) -> float:
@@ -124,7 +154,7 @@ def _row(key: str, status: str, entries: Sequence[Entry], spend: Spend) -> Row:
     )
 
 
-def _spend(entries: Iterable[Entry], ratios: CostConfig, prices: Mapping[str, ModelPrice]) -> Spend:
+def _spend(entries: Iterable[Entry], ratios: CostConfig, prices: Lookup) -> Spend:
     total = Spend()
     for entry in entries:
         if entry.kind == "usage":
@@ -136,11 +166,11 @@ def report(
     entries: Sequence[Entry],
     feature_status: Sequence[tuple[str, str]],
     ratios: CostConfig,
-    prices: Sequence[tuple[str, ModelPrice]] = (),
+    prices: Prices = (),
     by: str = "feature",
 ) -> Report:
     """``feature_status``: (id, "passing" | "open" | "blocked") of every feature, in order."""
-    price_of = dict(prices)
+    price_of = lookup(prices)
     per: dict[str | None, list[Entry]] = {}
     for entry in entries:
         per.setdefault(entry.feature, []).append(entry)
@@ -181,6 +211,7 @@ def report(
         blocked,
         by,
         groups,
+        unpriced_models(entries, price_of),
     )
 
 
@@ -188,13 +219,15 @@ def totals(
     entries: Sequence[Entry],
     passing: int,
     ratios: CostConfig,
-    prices: Sequence[tuple[str, ModelPrice]] = (),
+    prices: Prices = (),
 ) -> Report:
     """Only the totals and the cost per passing feature (the status line's), no rows."""
-    total = _spend(entries, ratios, dict(prices))
+    price_of = lookup(prices)
+    total = _spend(entries, ratios, price_of)
     empty = _row(UNATTRIBUTED, "", [], Spend())
     per = total.divided(passing) if passing else None
-    return Report([], empty, total, passing, per, [], "feature", [])
+    unpriced = unpriced_models(entries, price_of)
+    return Report([], empty, total, passing, per, [], "feature", [], unpriced)
 
 
 # -- renderings ---------------------------------------------------------------------------
@@ -237,6 +270,7 @@ def as_json(rep: Report, ratios: CostConfig) -> dict[str, Any]:
             spend_json(rep.per_passing_feature) if rep.per_passing_feature else None
         ),
         "blocked_without_result": rep.blocked_without_result,
+        "unpriced_models": list(rep.unpriced_models),
         "ratios": ratios._asdict(),
     }
     if rep.groups:
@@ -308,7 +342,7 @@ def _cells(row: Row) -> list[str]:
         number(s.usage.cache_write),
         number(s.usage.output),
         number(s.fresh_equivalent),
-        money(s.usd),
+        "no price" if s.usd is None and s.usage.tokens else money(s.usd),
     ]
 
 
@@ -357,6 +391,13 @@ def table(rep: Report, ratios: CostConfig) -> str:
         )
     if rep.blocked_without_result:
         out.append(f"spend without result (blocked): {', '.join(rep.blocked_without_result)}")
-    if rep.totals.unpriced and rep.totals.usd is not None:
-        out.append(f"note: {rep.totals.unpriced} usage entries have no price ([shiftkit.prices])")
+    if rep.unpriced_models:
+        out.append(unpriced_note(rep.unpriced_models))
     return "\n".join(out)
+
+
+def unpriced_note(models: Sequence[str]) -> str:
+    return (
+        f"note: no price known for {', '.join(models)}: the dollars leave that usage out; "
+        f"give it one in [shiftkit.prices]"
+    )

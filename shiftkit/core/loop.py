@@ -154,6 +154,10 @@ def preset_command(name: str, git_common_dir: str) -> list[str] | None:
             "workspace-write",
             "-c",
             f"sandbox_workspace_write.writable_roots={roots}",
+            # `bash -c`, not Codex's default `bash -lc`: a login shell's profile resets PATH,
+            # and the agent's `shiftkit` commands would not be found (decision 0059)
+            "-c",
+            "allow_login_shell=false",
         ]
     return None
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from shiftkit.core import cost
-from shiftkit.core.config import CostConfig, ModelPrice
+from shiftkit.core.config import CostConfig
 from shiftkit.core.ledger import Entry, time_key
 
 
@@ -139,7 +139,7 @@ def burnup(line: Sequence[Step]) -> list[BurnPoint]:
 
 
 def _usage_series(
-    entries: Sequence[Entry], ratios: CostConfig, prices: Mapping[str, ModelPrice]
+    entries: Sequence[Entry], ratios: CostConfig, prices: cost.Lookup
 ) -> tuple[list[float], list[cost.Spend]]:
     """The usage entries' times in order and the spend recorded up to each (inclusive)."""
     usage = sorted(
@@ -158,7 +158,7 @@ def cost_points(
     line: Sequence[Step],
     entries: Sequence[Entry],
     ratios: CostConfig,
-    prices: Mapping[str, ModelPrice],
+    prices: cost.Lookup,
     passing_now: int,
 ) -> list[CostPoint]:
     """The cost per passing feature at each commit of ``line`` (spend recorded up to its
@@ -187,7 +187,7 @@ def feature_rows(
     steps: Sequence[Step],
     entries: Sequence[Entry],
     ratios: CostConfig,
-    prices: Mapping[str, ModelPrice],
+    prices: cost.Lookup,
     claimed: Mapping[str, str],
     check: Check,
 ) -> list[FeatureRow]:
@@ -214,7 +214,7 @@ def feature_rows(
     rows = []
     for item in head_list:
         mine = per.get(item.id, [])
-        ledger_row = cost.report(mine, [(item.id, item.status)], ratios, tuple(prices.items()))
+        ledger_row = cost.report(mine, [(item.id, item.status)], ratios, prices)
         claims = [e.claimed_at or e.at for e in mine if e.kind == "unit"]
         if item.id in claimed:
             claims.append(claimed[item.id])
@@ -252,13 +252,13 @@ def build(
     head_list: Sequence[HeadFeature],
     entries: Sequence[Entry],
     ratios: CostConfig,
-    prices: Sequence[tuple[str, ModelPrice]],
+    prices: cost.Prices,
     claims: Sequence[Claim],
     check: Check,
     generated: float,
     claims_note: str | None = None,
 ) -> Report:
-    price_of = dict(prices)
+    price_of = cost.lookup(prices)
     line = mainline(steps, head)
     passing = sum(1 for item in head_list if item.status == "passing")
     whole = cost.report(entries, [(f.id, f.status) for f in head_list], ratios, prices)

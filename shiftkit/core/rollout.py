@@ -6,9 +6,12 @@ A rollout (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl``) is one JSON obje
 ``payload.type == "token_count"`` with ``info.total_token_usage`` (cumulative for the session)
 and ``info.last_token_usage``. Codex writes the same totals on several lines (and ``info`` may
 be null), so a model response is a *change* of the totals, and its usage the difference
-(decision 0040). Tokens map to the ledger's kinds as OpenAI bills them: ``input`` is input less
-cached input, ``cache_read`` the cached input, ``output`` the output tokens plus the reasoning
-tokens (as the issue and ccusage's Codex cost formula count them: decision 0040).
+(decision 0040). Codex 0.169 also writes one ``token_usage_record`` line per model response,
+named by its ``response_id``, with that response's ``usage``: where a rollout has them, they
+are the responses, each once by its id. Tokens map to the ledger's kinds as OpenAI bills them:
+``input`` is input less cached input, ``cache_read`` the cached input, ``output`` the output
+tokens — reasoning tokens are part of them, as OpenAI's usage object and the rollout's own
+``total_tokens`` = input + output show (decision 0040, revised with a real rollout).
 """
 
 from __future__ import annotations
@@ -33,10 +36,10 @@ class Tokens(NamedTuple):
     reasoning: int = 0
 
     def usage(self) -> Usage:
-        """The ledger's kinds: ``output`` is output + reasoning (a reasoning count that fell,
-        because a version stopped writing it, adds nothing)."""
+        """The ledger's kinds: ``output`` is ``output_tokens``, which holds the reasoning
+        tokens already (``reasoning`` is a breakdown of it, never added)."""
         cached = min(self.cached, self.input)
-        return Usage(self.input - cached, cached, 0, self.output + max(self.reasoning, 0))
+        return Usage(self.input - cached, cached, 0, self.output)
 
     def minus(self, other: Tokens) -> Tokens:
         return Tokens(*(a - b for a, b in zip(self, other, strict=True)))
@@ -117,13 +120,51 @@ def _model(payload: dict[str, Any]) -> str | None:
     return model.strip() if isinstance(model, str) and model.strip() else None
 
 
+def records(text: str, session: str = "") -> list[Message] | None:
+    """The model responses of a rollout's ``token_usage_record`` lines, each once by its
+    ``response_id`` (a copy of a line adds nothing); None when the rollout has none (an older
+    Codex: `turns` reads its ``token_count`` lines instead)."""
+    found: list[Message] = []
+    model: str | None = None
+    seen: set[str] = set()
+    any_record = False
+    for value in _objects(text):
+        payload = value.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if value.get("type") == "turn_context":
+            model = _model(payload) or model
+            continue
+        if value.get("type") != "token_usage_record":
+            continue
+        any_record = True
+        response = payload.get("response_id")
+        at = value.get("timestamp")
+        spent = tokens_of(payload.get("usage"))
+        if not isinstance(response, str) or not response or response in seen:
+            continue
+        if spent is None or not isinstance(at, str) or not time_key(at):
+            continue
+        seen.add(response)
+        if spent.usage().tokens:
+            ident = f"{session or 'codex'}#{response}"
+            found.append(
+                Message(ident, _model(payload) or model or UNKNOWN_MODEL, at, spent.usage())
+            )
+    return found if any_record else None
+
+
 def turns(text: str, session: str = "") -> list[Message]:
-    """The model responses of a rollout, each once: a ``token_count`` line whose cumulative
+    """The model responses of a rollout, each once: its ``token_usage_record`` lines where it
+    has them (`records`); else each ``token_count`` line whose cumulative
     totals were not read before is a response, its usage the difference from the last
     totals read; a line repeating totals (streamed again, or a copy of the file's lines),
     without ``info``, with counts that are no counts or a time that is no zoned ISO time is
     skipped. Totals that fall (a session whose count began again) start anew: the response
     is the new totals. The model is the latest ``turn_context``'s before it."""
+    by_record = records(text, session)
+    if by_record is not None:
+        return by_record
     found: list[Message] = []
     model: str | None = None
     previous: Tokens | None = None

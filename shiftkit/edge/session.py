@@ -72,20 +72,46 @@ def hook_session(hook_input: str) -> str | None:
 
 
 def record_session(git_dir: Path, session_id: str) -> None:
+    """The harness's session id, from its SessionStart hook; under `shiftkit run`, with the
+    run's name for the session it started (``$SHIFTKIT_SESSION``), which the id then stands
+    for (decision 0060)."""
     path = state.worktree_state(git_dir) / SESSION
-    if state.read_json(path) != {"session": session_id}:
-        state.write_json(path, {"session": session_id})
+    value = {"session": session_id}
+    run = os.environ.get("SHIFTKIT_SESSION", "").strip()
+    if run and run != session_id:
+        value["run"] = run
+    if state.read_json(path) != value:
+        state.write_json(path, value)
+
+
+def _recorded(git_dir: Path) -> tuple[str | None, str | None]:
+    """(the recorded harness session, the `run` session it stands for)."""
+    recorded = state.read_json(state.worktree_state(git_dir) / SESSION)
+    if not isinstance(recorded, dict):
+        return None, None
+    value, run = recorded.get("session"), recorded.get("run")
+    return (
+        value if isinstance(value, str) and value else None,
+        run if isinstance(run, str) and run else None,
+    )
+
+
+def harness_session(git_dir: Path, run_session: str) -> str | None:
+    """The harness's own id for the session `shiftkit run` named ``run_session``, if its
+    SessionStart hook recorded one."""
+    value, run = _recorded(git_dir)
+    return value if run == run_session else None
 
 
 def current(git_dir: Path) -> str:
-    """This worktree's session: $SHIFTKIT_SESSION, else the one the SessionStart hook
-    recorded, else "manual" (a person at a terminal)."""
+    """This worktree's session: the harness's own id its SessionStart hook recorded (under
+    `shiftkit run`, for the session ``$SHIFTKIT_SESSION`` names), else $SHIFTKIT_SESSION,
+    else "manual" (a person at a terminal)."""
     named = os.environ.get("SHIFTKIT_SESSION", "").strip()
+    value, run = _recorded(git_dir)
     if named:
-        return named
-    recorded = state.read_json(state.worktree_state(git_dir) / SESSION)
-    value = recorded.get("session") if isinstance(recorded, dict) else None
-    return value if isinstance(value, str) and value else "manual"
+        return value if value and run == named else named
+    return value or "manual"
 
 
 # -- heartbeats --------------------------------------------------------------------------------
