@@ -5,6 +5,7 @@ message; the CI summary shows every person action to a person. Real git, real ho
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -240,3 +241,47 @@ def test_the_running_installation_is_off_limits_through_the_cli(scaffold: Path) 
         assert "installation" in said or "a person" in said, (command, said)
     assert guarded(scaffold, "ls " + str(bin_dir)) == (0, "")
     assert (bin_dir / "shiftkit").read_bytes()[:2] == b"#!"  # nothing was run, only judged
+
+
+def test_start_and_setup_say_when_the_installation_is_not_the_one_recorded(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`cp /bin/true $VENV/bin/shiftkit` left nothing to notice. The first start records the
+    installation (package digest, the PATH's program, interpreter); a replaced program or a
+    changed package is one line in `start` and in `setup` (exit 1) until a person trusts it."""
+    import sys
+
+    import shiftkit as package
+
+    record = scaffold / ".git" / "shiftkit" / "installation.json"
+    record.unlink(missing_ok=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy2(Path(sys.executable).parent / "shiftkit", bin_dir / "shiftkit")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    python = [sys.executable, "-m", "shiftkit"]
+    first = run([*python, "start", "--brief"], scaffold, env=env)
+    assert first.returncode == 0 and "installation" not in first.output, first.output
+    assert json.loads(record.read_text())["entry"] == str(bin_dir / "shiftkit")
+    assert run([*python, "setup"], scaffold, env=env).returncode == 0
+    shutil.copy2("/bin/true", bin_dir / "shiftkit")  # the judge replaced
+    started = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "WARNING: shiftkit's installation is not the one recorded at setup" in started.stdout
+    assert f"the program {bin_dir / 'shiftkit'}" in started.stdout, started.stdout
+    setup = run([*python, "setup"], scaffold, env=env)
+    assert setup.returncode == 1 and setup.stderr.count("\n") == 1, setup.output
+    assert setup.stderr.startswith("shiftkit: shiftkit's installation is not the one recorded")
+    assert guarded(scaffold, "shiftkit setup --trust-installation")[0] == 2
+    trusted = run([*python, "setup", "--trust-installation"], scaffold, env=env)
+    assert trusted.returncode == 0, trusted.output
+    # A copy of the package with one rule changed, run in place of the recorded one.
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(package.__file__).parent, copy / "shiftkit")
+    env["PYTHONPATH"] = str(copy)
+    moved = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "its package folder" in moved.stdout, moved.stdout
+    assert run([*python, "setup", "--trust-installation"], scaffold, env=env).returncode == 0
+    rules = copy / "shiftkit" / "core" / "rules.py"
+    rules.write_text(rules.read_text() + "\n# every rule passes now\n")
+    edited = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "its package's files changed" in edited.stdout, edited.stdout
