@@ -1064,16 +1064,27 @@ def merge_log(base: Path, ours: Path, theirs: Path) -> int:
 @click.option(
     "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
 )
-def setup(force: bool) -> int:
+@click.option(
+    "--trust-installation",
+    is_flag=True,
+    help="A person's: record the running shiftkit installation as this clone's judge (after "
+    "an upgrade).",
+)
+def setup(force: bool, trust_installation: bool) -> int:
     """Set up a clone: the commit hooks, the reference-transaction and pre-push hooks and
     the merge driver (only what is missing; running it again changes nothing)."""
     from shiftkit.commands import setup as setup_mod
-    from shiftkit.edge import gitio
+    from shiftkit.edge import gitio, installation
 
     root = project.find().root
-    done = setup_mod.setup(root, gitio.common_dir(root), force)
+    common = gitio.common_dir(root)
+    problem = None if trust_installation else installation.problem(common)
+    done = setup_mod.setup(root, common, force, trust_installation)
     for line in done:
         click.echo(f"installed {line}")
+    if problem:
+        click.echo(f"shiftkit: {problem}", err=True)
+        return REFUSED
     if not done:
         click.echo("setup: nothing to do, the hooks and the merge driver are in place")
     from shiftkit.edge import codex_trust

@@ -5,6 +5,7 @@ message; the CI summary shows every person action to a person. Real git, real ho
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -156,3 +157,131 @@ def test_the_summary_step_fails_under_signed_when_a_person_action_is_unsigned(
     people = shiftkit(scaffold, "audit", "--people")
     assert people.returncode == 1, people.output
     assert "unsigned, refused by rule 11" in people.stdout, people.stdout
+
+
+# -- the judge's installation and the git settings that run programs (decision 0063) ---------
+
+INSTALL_DENIED: list[tuple[str, str]] = [
+    ("cp /bin/true $VENV/bin/shiftkit", "shiftkit's installation"),
+    ("ln -sf /bin/true ~/.local/bin/shiftkit", "shiftkit's installation"),
+    ("cp /bin/true /opt/judge/bin/python3.11", "shiftkit's installation"),
+    ("echo 'import evil' > $SITE/site-packages/zz-evil.pth", "shiftkit's installation"),
+    ("tee /usr/lib/python3/dist-packages/sitecustomize.py < evil.py", "shiftkit's installation"),
+    ("cat > ~/.local/lib/python3.11/site-packages/usercustomize.py <<'EOF'\nx\nEOF", "install"),
+    ("rm -rf .venv/lib/python3.11/site-packages/shiftkit", "shiftkit's installation"),
+    ("sed -i 's/return 1/return 0/' $V/site-packages/shiftkit/core/rules.py", "installation"),
+    ("git config gpg.ssh.allowedSignersFile /tmp/mine", "signature"),
+    ("git config user.signingkey /tmp/agent.pub", "signature"),
+    ("git config gpg.ssh.program /tmp/fake-ssh-keygen", "signature"),
+    ("git config gpg.program /tmp/fake-gpg", "signature"),
+    ("git config gpg.format x509", "signature"),
+    ("git config core.fsmonitor /tmp/liar", "runs a program"),
+    ("git config core.sshCommand 'ssh -o ProxyCommand=/tmp/x'", "runs a program"),
+    ("git config diff.external /tmp/x", "runs a program"),
+    ("git config diff.json.textconv /tmp/x", "runs a program"),
+    ("git config filter.evil.clean /tmp/x", "runs a program"),
+    ("git config merge.ours.driver true", "runs a program"),
+    ("git -c gpg.ssh.allowedSignersFile=/tmp/mine commit -m x", "signature"),
+    ("git -c core.fsmonitor=/tmp/liar commit -m x", "runs a program"),
+]
+INSTALL_ALLOWED = [
+    "cat $VENV/bin/shiftkit",
+    "ls -la .venv/bin",
+    "python -m pip install requests",
+    "pip install -r requirements.txt",
+    "pip list",
+    "uv pip install --python .venv/bin/python requests",
+    ".venv/bin/python -m pip install -e .",
+    "git config --get user.signingkey",
+    "git config gpg.format",
+    "git -c core.pager=cat log -3",
+    "git -c core.fsmonitor=false status",
+    "cp build/app /tmp/bin/app",
+]
+
+
+@pytest.mark.parametrize(("command", "mentions"), INSTALL_DENIED)
+def test_the_judges_installation_and_program_settings_are_denied(
+    command: str, mentions: str
+) -> None:
+    reason = guard.check_command(command)
+    assert reason is not None, command
+    assert mentions in reason, reason
+    assert "a person" in reason, reason
+
+
+@pytest.mark.parametrize("command", INSTALL_ALLOWED)
+def test_the_projects_own_environment_is_allowed(command: str) -> None:
+    assert guard.check_command(command) is None, command
+
+
+def test_the_running_installation_is_off_limits_through_the_cli(scaffold: Path) -> None:
+    """`cp /bin/true $VENV/bin/shiftkit` was allowed and made every hook pass; `pip install
+    -e` of another package into shiftkit's environment too. Through the real CLI the guard
+    knows the running installation: its entry point, interpreter, package and environment's
+    pip (also by bare name, when the PATH's pip is shiftkit's, as in this suite)."""
+    import sys
+
+    import shiftkit as package
+
+    bin_dir = Path(sys.executable).parent
+    source = Path(package.__file__).parent
+    for command in (
+        f"cp /bin/true {bin_dir / 'shiftkit'}",
+        f"cp /bin/true {sys.executable}",
+        f"sed -i 's/x/y/' {source / 'core' / 'rules.py'}",
+        f"echo 'import os' > {Path(sys.prefix) / 'lib' / 'evil.pth'}",
+        f"{bin_dir / 'pip'} install -e ../evil",
+        f"{sys.executable} -m pip uninstall -y shiftkit",
+        "pip install -e ../evil",
+        "git config core.fsmonitor /tmp/liar",
+    ):
+        code, said = guarded(scaffold, command)
+        assert code == 2 and said.count("\n") == 1, (command, said)
+        assert "installation" in said or "a person" in said, (command, said)
+    assert guarded(scaffold, "ls " + str(bin_dir)) == (0, "")
+    assert (bin_dir / "shiftkit").read_bytes()[:2] == b"#!"  # nothing was run, only judged
+
+
+def test_start_and_setup_say_when_the_installation_is_not_the_one_recorded(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`cp /bin/true $VENV/bin/shiftkit` left nothing to notice. The first start records the
+    installation (package digest, the PATH's program, interpreter); a replaced program or a
+    changed package is one line in `start` and in `setup` (exit 1) until a person trusts it."""
+    import sys
+
+    import shiftkit as package
+
+    record = scaffold / ".git" / "shiftkit" / "installation.json"
+    record.unlink(missing_ok=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy2(Path(sys.executable).parent / "shiftkit", bin_dir / "shiftkit")
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    python = [sys.executable, "-m", "shiftkit"]
+    first = run([*python, "start", "--brief"], scaffold, env=env)
+    assert first.returncode == 0 and "installation" not in first.output, first.output
+    assert json.loads(record.read_text())["entry"] == str(bin_dir / "shiftkit")
+    assert run([*python, "setup"], scaffold, env=env).returncode == 0
+    shutil.copy2("/bin/true", bin_dir / "shiftkit")  # the judge replaced
+    started = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "WARNING: shiftkit's installation is not the one recorded at setup" in started.stdout
+    assert f"the program {bin_dir / 'shiftkit'}" in started.stdout, started.stdout
+    setup = run([*python, "setup"], scaffold, env=env)
+    assert setup.returncode == 1 and setup.stderr.count("\n") == 1, setup.output
+    assert setup.stderr.startswith("shiftkit: shiftkit's installation is not the one recorded")
+    assert guarded(scaffold, "shiftkit setup --trust-installation")[0] == 2
+    trusted = run([*python, "setup", "--trust-installation"], scaffold, env=env)
+    assert trusted.returncode == 0, trusted.output
+    # A copy of the package with one rule changed, run in place of the recorded one.
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(package.__file__).parent, copy / "shiftkit")
+    env["PYTHONPATH"] = str(copy)
+    moved = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "its package folder" in moved.stdout, moved.stdout
+    assert run([*python, "setup", "--trust-installation"], scaffold, env=env).returncode == 0
+    rules = copy / "shiftkit" / "core" / "rules.py"
+    rules.write_text(rules.read_text() + "\n# every rule passes now\n")
+    edited = run([*python, "start", "--brief"], scaffold, env=env)
+    assert "its package's files changed" in edited.stdout, edited.stdout

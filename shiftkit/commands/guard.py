@@ -169,6 +169,28 @@ NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookE
 DEADLINE = 20.0
 
 
+def configure_installation() -> None:
+    """Tell the guard where the running shiftkit is installed (decision 0063): its package,
+    its environment (when it has one of its own), its interpreter, and whether the PATH's
+    `pip` and `python` are that environment's."""
+    import shutil
+    import sys
+
+    import shiftkit
+    from shiftkit.core import guard_install
+
+    package = os.path.dirname(os.path.abspath(shiftkit.__file__))
+    prefix = sys.prefix if sys.prefix != sys.base_prefix else None
+    ours = False
+    if prefix is not None:
+        found = [shutil.which(name) for name in ("pip", "python")]
+        ours = any(
+            path is not None and os.path.dirname(path) == os.path.join(prefix, "bin")
+            for path in found
+        )
+    guard_install.configure(package, prefix, sys.executable, ours)
+
+
 def run_with_deadline(
     raw: bytes,
     locate: Callable[[str | None], tuple[Path | None, str | Site]],
@@ -180,6 +202,7 @@ def run_with_deadline(
     import sys
     import threading
 
+    configure_installation()
     done = threading.Event()
 
     def watchdog() -> None:

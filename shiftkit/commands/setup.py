@@ -74,13 +74,20 @@ def missing(root: Path, common_dir: Path) -> list[str]:
     return lacking
 
 
-def setup(root: Path, common_dir: Path, force: bool = False) -> list[str]:
-    """Install what `missing` names; what was done, one line each (empty: nothing to do)."""
-    from shiftkit.edge import session
+def setup(
+    root: Path, common_dir: Path, force: bool = False, trust_installation: bool = False
+) -> list[str]:
+    """Install what `missing` names; what was done, one line each (empty: nothing to do).
+    The installation judging this clone is recorded the first time (and when a person says
+    `trust_installation`); a different one is said, not recorded (decision 0063)."""
+    from shiftkit.edge import installation, session
 
     session.clone_id(common_dir)  # this clone's random id, made once (claims name it)
     lacking = missing(root, common_dir)
     done = []
+    if trust_installation or installation.recorded(common_dir) is None:
+        installation.record(common_dir)
+        done.append("the record of this shiftkit installation (package, program, interpreter)")
     framework = (root / PRE_COMMIT_CONFIG).is_file()
     if framework and any(f"{name} hook" in lacking for name in install.HOOKS):
         install.install_pre_commit(root)  # both hook types, named explicitly

@@ -236,11 +236,19 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
     """What keeps the protocol from working here at all, for the orientation's first lines:
     a clone without the hooks or the merge driver."""
     from shiftkit.commands import setup
+    from shiftkit.edge import installation
 
+    if installation.recorded(ctx.common_dir) is None:
+        installation.record(ctx.common_dir)  # the first start (or setup) of a clone: its judge
+    changed = installation.problem(ctx.common_dir)
+    lines = (f"WARNING: {changed}",) if changed else ()
     lacking = setup.missing(ctx.root, ctx.common_dir)
     if not lacking:
-        return ()
-    return (f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",)
+        return lines
+    return (
+        *lines,
+        f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",
+    )
 
 
 def gather(

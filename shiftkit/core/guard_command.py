@@ -8,6 +8,7 @@ import os
 import re
 
 from shiftkit.core.guard_git import check_git, redirect_reason, redirects, subcommand
+from shiftkit.core.guard_install import pip_call, pip_reason
 from shiftkit.core.guard_options import parse_options
 from shiftkit.core.guard_paths import USE_SHIFTKIT, Site, path_reason
 from shiftkit.core.guard_programs import (
@@ -298,6 +299,14 @@ def _check_argv(
         return check_chmod(args, site)
     if program in {"export", "declare", "typeset", "local", "readonly"}:
         return _check_export(program, args)
+    pip = pip_call(argv)
+    if pip is not None:
+        root = site.root if site.cwd is None or not site.cwd.startswith("/") else site.cwd
+        if root is not None and site.cwd and not site.cwd.startswith("/"):
+            root = os.path.join(root, site.cwd)
+        reason = pip_reason(*pip, root)
+        if reason:
+            return reason
     interpreter = re.sub(r"[\d.]+$", "", program)
     if interpreter in INTERPRETERS:
         reason = check_interpreter(interpreter, args, stdin, site, depth)

@@ -9,6 +9,7 @@ import os
 import re
 from collections.abc import Callable
 
+from shiftkit.core import guard_install
 from shiftkit.core.guard_options import Options, abbreviates, parse_options
 from shiftkit.core.guard_paths import INSTEAD, LABELS, USE_SHIFTKIT, Site, path_kind, path_reason
 from shiftkit.core.guard_trailers import config_reason, message_reason
@@ -133,6 +134,11 @@ def check_git(
     reason = redirect_reason(env, "git", sub if not reads(sub, options) else "")
     if reason:
         return reason
+    for name, value in settings if not reads(sub, options) else ():
+        key = value.partition("=")[0]
+        reason = guard_install.config_reason(key, f"`git {name} {key}=...` for `git {sub}`")
+        if reason:
+            return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
     reason = _check_no_verify(sub, options) or message_reason(sub, options, env)
@@ -463,7 +469,8 @@ def _check_git_config(options: Options, site: Site, depth: int, line: LineCheck)
     if names & {"--remove-section", "--rename-section"} or "section" in action:
         key += ".hookspath" if key.lower() == "core" else ".path"
     value = words[1] if len(words) > 1 else "true"
-    return _git_setting(key, value, f"`git config {key}`", site, depth, line)
+    how = f"`git config {key}`"
+    return guard_install.config_reason(key, how) or _git_setting(key, value, how, site, depth, line)
 
 
 def _git_setting(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from shiftkit.core import guard_install
 from shiftkit.core.guard_shell import SUBSTITUTION
 
 STATUS_FIELDS = ("passes", "attempts", "blocked")
@@ -28,6 +29,8 @@ INSTEAD = {
     f"back; {USE_SHIFTKIT}",
     "gitfolder": "what lands there decides which commits git sees (grafts, alternates, refs), "
     f"behind the hooks' back; {USE_SHIFTKIT}",
+    "install": "it is shiftkit's own installation, which judges the work and is a person's to "
+    "change: stop and ask a person",
     "records": "shiftkit writes the progress log (`shiftkit finish`, `shiftkit revert`; "
     "`shiftkit note` for your notes), its archive (`shiftkit log --prune`) and the ledger, "
     "and the commit hooks keep them append-only",
@@ -42,6 +45,7 @@ LABELS = {
     "gitstore": ".git's grafts, alternates, shallow list or refs",
     "gitfolder": "a folder of .git's grafts, alternates or refs",
     "records": "a record only shiftkit writes",
+    "install": "shiftkit's installation",
 }
 TEMP_DIRS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/", "/dev/null")
 
@@ -162,6 +166,8 @@ def path_kind(path: str, site: Site) -> str | None:
     text = path.strip()
     if not text or text.startswith(SUBSTITUTION):
         return None
+    if _installation(text, site):
+        return "install"
     if text.startswith("/"):
         inside = site.inside(text)
         if inside is not None:
@@ -182,6 +188,17 @@ def path_kind(path: str, site: Site) -> str | None:
     while parts and parts[0] == "..":
         parts.pop(0)
     return _kind_of_parts(parts, False, site)
+
+
+def _installation(text: str, site: Site) -> bool:
+    """A file of shiftkit's own installation (decision 0063; `guard_install`)."""
+    absolute = text if text.startswith("/") else None
+    if absolute is None and site.root is not None and not text.startswith(("~", "$")):
+        if site.cwd is None or not site.cwd.startswith("/"):
+            absolute = os.path.join(site.root, site.cwd or "", text)
+        else:
+            absolute = os.path.join(site.cwd, text)
+    return guard_install.is_installation(text, absolute)
 
 
 def _parts(path: str) -> list[str]:

@@ -29,6 +29,11 @@ def check_shiftkit(args: list[str]) -> str | None:
             f"`shiftkit {sub}` (record what is in the way with `shiftkit note`, or give up "
             f"the attempt with `shiftkit revert --reason`)"
         )
+    if sub == "setup" and any(word.startswith("--trust") for word in options.positional[1:]):
+        return (
+            f"`shiftkit setup --trust-installation` records which shiftkit judges this clone: "
+            f"a person's action; {PERSON}"
+        )
     if sub in {"claim", "release"} and "--steal" in options.positional[1:]:
         return (
             f"`shiftkit {sub} --steal` takes over another session's claim: a person's "
