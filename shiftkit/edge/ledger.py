@@ -59,9 +59,42 @@ def head_text(ctx: Context) -> str:
 
 
 def read_all(ctx: Context) -> list[Entry]:
-    """Every entry: the ledger in the work tree, then what waits for the next boundary."""
+    """Every entry: the ledger in the work tree, what waits for the next boundary, and the
+    usage refs (this clone's, and every clone's as last fetched: `usage_ref`), each id once."""
+    from shiftkit.edge import session, usage_ref
+
     committed = ledger.parse(_read(ledger_path(ctx)), ledger.LEDGER_FILE)
-    return ledger.merged(committed, pending(ctx))
+    on_refs = usage_ref.entries(
+        ctx.root, ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
+    )
+    return ledger.merged(committed, pending(ctx), on_refs)
+
+
+def fetch_usage(ctx: Context) -> None:
+    """Before `cost` or `report`: every clone's usage ref from the claims remote (nothing
+    when there is none or it does not answer: what was fetched last is read)."""
+    from shiftkit.edge import usage_ref
+
+    if ctx.config.claims.remote:
+        usage_ref.fetch(ctx.root, ctx.config.claims.remote, ctx.config.claims.ref_prefix)
+
+
+def publish(ctx: Context) -> tuple[bool, str | None]:
+    """Move the waiting entries HEAD's ledger lacks onto this clone's usage ref (no commit on
+    the branch) and push that ref to the claims remote: (whether entries moved, why the push
+    failed or None). The caller knows no claim is open (its `finish` takes them instead)."""
+    from shiftkit.edge import session, usage_ref
+
+    prefix, clone = ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
+    waiting = pending(ctx)
+    new = still_waiting(ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD"), waiting)
+    moved = usage_ref.append(ctx.root, prefix, clone, new) if new else False
+    if waiting:
+        atomic_write(pending_path(ctx), "")
+    problem = None
+    if ctx.config.claims.remote:
+        problem = usage_ref.push(ctx.root, ctx.config.claims.remote, prefix, clone)
+    return moved, problem
 
 
 def add_pending(ctx: Context, entries: list[Entry]) -> None:
