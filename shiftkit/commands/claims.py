@@ -346,6 +346,7 @@ def _claim_next(
         options = choose(feature_list, claimed, done_there, repair, limit=1)
         _say_skipped(ctx, feature_list, claimed, done_there, repair, options, said, say)
         if not options:
+            ledger.note_coordination(ctx)  # (its usage: the cost of coordination)
             if features.all_pass(feature_list):
                 from shiftkit.edge import regression
 
@@ -726,7 +727,7 @@ def _publish_waiting_usage(ctx: Context) -> bool:
     the claim's `finish` or `revert`, whose unit it is."""
     if state.local_claim(ctx.git_dir) is not None:
         return False
-    ledger.record_known_transcript(ctx)
+    ledger.record_known_transcript(ctx, only_after_a_claim=True)
     moved, _ = ledger.publish(ctx)  # (a push that failed: the next sync pushes it)
     return moved
 

@@ -176,11 +176,35 @@ def unit_id(held: LocalClaim) -> str:
     return "unit-" + (held.record.nonce or held.oid or held.record.taken)[:16]
 
 
-def open_interval(ctx: Context) -> ledger.Interval | None:
+def open_interval(ctx: Context, session: str | None = None) -> ledger.Interval | None:
+    """This worktree's open claim's time (with ``session``: only when that session took it)."""
     held = state.local_claim(ctx.git_dir)
     if held is None or held.record.taken == "?":
         return None
+    if session is not None and held.record.session != session:
+        return None
     return ledger.Interval(held.feature, held.record.taken, None)
+
+
+COORDINATION = "coordination-sessions.json"
+
+
+def note_coordination(ctx: Context) -> None:
+    """This worktree's session looked for a feature to claim and found none: its usage
+    outside any claim is the cost of coordination, not idleness."""
+    from shiftkit.edge import session
+
+    path = state.worktree_state(ctx.git_dir) / COORDINATION
+    known = state.read_json(path)
+    sessions = [s for s in known if isinstance(s, str)] if isinstance(known, list) else []
+    current = session.current(ctx.git_dir)
+    if current not in sessions:
+        state.write_json(path, [*sessions[-99:], current])
+
+
+def _looked(ctx: Context, session: str) -> bool:
+    known = state.read_json(state.worktree_state(ctx.git_dir) / COORDINATION)
+    return isinstance(known, list) and session in known
 
 
 def note_unit(ctx: Context, held: LocalClaim, outcome: str, signature: str | None = None) -> None:
@@ -218,6 +242,7 @@ def add_usage(
     feature: str | None,
     usd: float | None = None,
     at: str | None = None,
+    purpose: str | None = None,
 ) -> Entry:
     entry = Entry(
         "usage",
@@ -229,6 +254,7 @@ def add_usage(
         usage=usage,
         usd=usd,
         source=source,
+        purpose=purpose,
     )
     add_pending(ctx, [entry])
     return entry
@@ -276,12 +302,15 @@ def record_transcript(
     if ledger.recorded(entries, session, "result"):
         return session, []
     messages = rollout.usage_messages(texts, session)
-    claims = ledger.intervals(entries, open_interval(ctx))
-    totals = ledger.attribute(messages, claims)
+    # The session's own claims: every message of a session that held one lands on one of
+    # them, its orientation and its wrap-up too (decision record 0065).
+    claims = ledger.intervals(entries, open_interval(ctx, session), session)
+    totals = ledger.attribute(messages, claims, whole_session=True)
     latest: dict[ledger.Key, str] = {}
     for message in messages:
-        latest[(ledger.feature_at(message.at, claims), message.model)] = message.at
+        latest[(ledger.session_feature(message.at, claims), message.model)] = message.at
     before = ledger.recorded(entries, session, "transcript")
+    purpose = ledger.COORDINATION if _looked(ctx, session) else ledger.IDLE
     written = []
     for (feature, model), extra in ledger.news(totals, before):
         written.append(
@@ -293,6 +322,7 @@ def record_transcript(
                 source="transcript",
                 feature=feature,
                 at=latest.get((feature, model)),
+                purpose=None if feature else purpose,
             )
         )
     return session, written
@@ -308,11 +338,17 @@ def known_transcript(ctx: Context) -> tuple[Path, str | None] | None:
     return Path(path), session or None
 
 
-def record_known_transcript(ctx: Context) -> None:
-    """At a boundary: the remembered transcript (from the session's hooks), if any."""
+def record_known_transcript(ctx: Context, only_after_a_claim: bool = False) -> None:
+    """At a boundary: the remembered transcript (from the session's hooks), if any.
+    ``only_after_a_claim``: only when its session has ended a claim here (its wrap-up); a
+    session that has not claimed yet is recorded later, once it is known what it was for."""
     known = known_transcript(ctx)
     if known is None or not known[0].is_file():
         return
+    if only_after_a_claim:
+        session = known[1] or known[0].stem
+        if not ledger.intervals(read_all(ctx), None, session):
+            return
     try:
         record_transcript(ctx, *known)
     except BadInput:
