@@ -214,9 +214,12 @@ def test_json_keeps_the_tables_figures_and_leaves_out_unknown_money() -> None:
     assert list(data) == [
         "features",
         "unattributed",
+        "coordination",
+        "idle",
         "totals",
         "passing",
         "per_passing_feature",
+        "per_passing_feature_without_coordination",
         "blocked_without_result",
         "unpriced_models",
         "ratios",
@@ -378,3 +381,29 @@ def test_wall_time_in_the_table(seconds: float, shown: str) -> None:
     row = cost.Row("F001", "open", 1, 1, 0, 0, 0, 0.0, seconds, Spend())
     rep = cost.Report([row], row._replace(key="unattributed"), Spend(), 0, None, [], "feature", [])
     assert cost.table(rep, RATIOS).splitlines()[2].split()[6] == shown
+
+
+def test_coordination_and_idle_are_rows_of_their_own() -> None:
+    # (issue 29: sessions that found nothing to take were "unattributed", 60 % of the tokens)
+    entries = [
+        usage("a", "2026-12-01T10:00:00Z", "F001", Usage(input=600)),
+        usage("b", "2026-12-01T10:00:00Z", None, Usage(input=300), session="s2")._replace(
+            purpose="coordination"
+        ),
+        usage("c", "2026-12-01T10:00:00Z", None, Usage(input=60), session="s3")._replace(
+            purpose="idle"
+        ),
+        usage("d", "2026-12-01T10:00:00Z", None, Usage(input=40), session="s4"),
+    ]
+    rep = cost.report(entries, [("F001", "passing"), ("F002", "passing")], RATIOS)
+    assert rep.coordination.spend.usage.input == 300 and rep.idle.spend.usage.input == 60
+    assert rep.unattributed.spend.usage.input == 40
+    assert rep.per_passing_feature is not None and rep.per_passing_feature.usage.input == 500
+    without = rep.per_passing_without_coordination
+    assert without is not None and without.usage.input == 350  # (600 + 60 + 40) / 2
+    text = cost.table(rep, RATIOS)
+    assert "coordination" in text and "idle" in text
+    assert "without coordination: 350 fresh-equivalent tokens" in text
+    document = cost.as_json(rep, RATIOS)
+    assert document["coordination"]["input"] == 300
+    assert document["per_passing_feature_without_coordination"]["input"] == 350

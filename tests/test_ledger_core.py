@@ -463,3 +463,48 @@ def test_counts_and_amounts_have_upper_bounds() -> None:
     assert ledger.count_problem("--input", 5) is None
     problems = ledger.append_problems([""], line % (AT, 10**400) + "\n")
     assert problems and "digits" in problems[0]
+
+
+# -- a session's whole usage lands on its claims (issue 29, decision record 0065) -------------
+
+
+def _message(ident: str, at: str, tokens: int) -> ledger.Message:
+    return ledger.Message(ident, "m", at, ledger.Usage(input=tokens))
+
+
+def test_a_sessions_orientation_and_wrap_up_land_on_its_claims() -> None:
+    claims = [
+        ledger.Interval("F001", "2026-12-01T10:10:00Z", "2026-12-01T10:20:00Z"),
+        ledger.Interval("F002", "2026-12-01T10:30:00Z", "2026-12-01T10:40:00Z"),
+    ]
+    messages = [
+        _message("a", "2026-12-01T10:00:00Z", 1),  # orientation before the first claim
+        _message("b", "2026-12-01T10:15:00Z", 10),  # while F001 is held
+        _message("c", "2026-12-01T10:25:00Z", 100),  # between: orientation for F002
+        _message("d", "2026-12-01T10:35:00Z", 1000),  # while F002 is held
+        _message("e", "2026-12-01T10:50:00Z", 10000),  # wrap-up after the last finish
+    ]
+    whole = ledger.attribute(messages, claims, whole_session=True)
+    assert whole == {("F001", "m"): ledger.Usage(input=11), ("F002", "m"): ledger.Usage(11100)}
+    # (before: the time outside the claims was nobody's)
+    assert ledger.attribute(messages, claims)[(None, "m")] == ledger.Usage(input=10101)
+    assert ledger.session_feature("2026-12-01T10:00:00Z", []) is None
+
+
+def test_the_claims_of_other_sessions_do_not_take_a_sessions_usage() -> None:
+    units = [
+        ledger.Entry(
+            "unit", "u1", "2026-12-01T10:20:00Z", "F001", "mine", "passed", "2026-12-01T10:10:00Z"
+        ),
+        ledger.Entry(
+            "unit", "u2", "2026-12-01T10:40:00Z", "F002", "theirs", "passed", "2026-12-01T10:30:00Z"
+        ),
+    ]
+    assert [c.feature for c in ledger.intervals(units, None, "mine")] == ["F001"]
+    assert [c.feature for c in ledger.intervals(units)] == ["F001", "F002"]
+
+
+def test_usage_attributed_anew_is_not_counted_twice() -> None:
+    before = {(None, "m"): ledger.Usage(input=100)}  # recorded before the claim existed
+    now = {("F001", "m"): ledger.Usage(input=150)}  # the same 100 and 50 more, now F001's
+    assert ledger.news(now, before) == [(("F001", "m"), ledger.Usage(input=50))]

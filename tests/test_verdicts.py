@@ -189,13 +189,14 @@ def test_all_pass_here_is_not_nothing_to_do_while_behind(scaffold: Path, tmp_pat
     ok(one, "add", "--description", "new work", "--step", "s", "--verify", "true")
     git_ok(one, "commit", "-q", "-am", "Add new work")
     git_ok(one, "push", "-q", "origin", "main")
-    for args in (("start", "--no-check"), ("start",), ("claim",)):
+    for args in (("start", "--no-check"), ("start",)):
         said = shiftkit(two, *args)
         assert said.returncode == 0, said.output
         assert "nothing to do" not in said.output, said.output
         assert "behind" in said.output and "shiftkit sync" in said.output, said.output
-    ok(two, "sync")
-    assert "claimed F001" in ok(two, "claim")
+        assert "next: F001" in said.output  # (counted on the remote's branch: issue 29)
+    claimed = ok(two, "claim")  # it catches up first
+    assert "caught up first" in claimed and "claimed F001" in claimed
 
 
 def test_sync_carries_the_usage_waiting_after_the_last_finish(
@@ -212,10 +213,12 @@ def test_sync_carries_the_usage_waiting_after_the_last_finish(
     git_ok(one, "add", "part.txt")
     ok(one, "finish", "-m", "part one works")
     ok(one, "usage", "add", "--input", "7000", "--output", "70")  # after the last finish
+    main = git_ok(bare, "rev-parse", "main")
     synced = ok(one, "sync")
-    assert "committed and pushed the usage" in synced, synced
+    assert "shared the usage waiting here" in synced, synced
+    assert git_ok(bare, "rev-parse", "main") == main  # (no commit of its own: ADR 0065)
     fresh = tmp_path / "fresh"
     git_ok(tmp_path, "clone", "-q", str(bare), str(fresh))
     report = json.loads(ok(fresh, "cost", "--json"))
     assert report["unattributed"]["input"] == 7000 and report["totals"]["input"] == 7100
-    assert "committed and pushed the usage" not in ok(one, "sync")  # nothing waits now
+    assert "shared the usage" not in ok(one, "sync")  # nothing waits now

@@ -347,6 +347,7 @@ def _claim_next(
         options = choose(feature_list, claimed, done_there, repair, limit=1)
         _say_skipped(ctx, feature_list, claimed, done_there, repair, options, said, say)
         if not options:
+            ledger.note_coordination(ctx)  # (its usage: the cost of coordination)
             if features.all_pass(feature_list):
                 from shiftkit.edge import regression
 
@@ -704,20 +705,33 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
             "commit or stash it) first, then sync"
         )
     how = catch_up(ctx, name, branch, say, jobs=jobs)
-    recorded = _commit_waiting_usage(ctx)
+    recorded = _publish_waiting_usage(ctx)
     outgoing.gate_outgoing(ctx, name, tracking, say, jobs)  # (decision record 0056)
-    if how in ("pushed to", "merged and pushed to") or recorded:
+    if how in ("pushed to", "merged and pushed to"):
         problem = remote.push_branch(ctx.root, name, branch)
         if problem is not None:
             raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
     released, said = _release_landed(ctx, name, branch)
     say(
         f"synced {branch}: {how} {name}/{branch}"
-        + ("; committed and pushed the usage waiting here" if recorded else "")
+        + ("; shared the usage waiting here (on its own ref, no commit)" if recorded else "")
         + (f"; released {', '.join(released)}" if released else "")
         + (f"; {said}" if said else "")
     )
     return 0
+
+
+def _publish_waiting_usage(ctx: Context) -> bool:
+    """Usage recorded since this worktree's last boundary (a SessionEnd after the last
+    `finish`, a Codex rollout, `usage add`) waits in the git dir: with no claim open here,
+    sync moves it onto this clone's usage ref and pushes that (decision record 0065), so the
+    remote's `cost` counts it without a commit on the branch. With a claim open it stays for
+    the claim's `finish` or `revert`, whose unit it is."""
+    if state.local_claim(ctx.git_dir) is not None:
+        return False
+    ledger.record_known_transcript(ctx, only_after_a_claim=True)
+    moved, _ = ledger.publish(ctx)  # (a push that failed: the next sync pushes it)
+    return moved
 
 
 def catch_up(
@@ -769,24 +783,6 @@ def catch_up(
             )
         say(f"caught up first: merged {name}/{branch} and pushed")
     return "merged and pushed to"
-
-
-def _commit_waiting_usage(ctx: Context) -> bool:
-    """Usage recorded since this worktree's last boundary (a SessionEnd after the last
-    `finish`, a Codex rollout, `usage add`) waits in the git dir and would never leave this
-    clone: with no claim open here, sync commits it (the ledger alone) so the remote's `cost`
-    counts it. With a claim open it stays for the claim's `finish` or `revert`, whose unit it
-    is (a commit now would sit on top of the claim's base, which `revert` restores)."""
-    from shiftkit.core.ledger import LEDGER_FILE
-    from shiftkit.edge import committing
-
-    if state.local_claim(ctx.git_dir) is not None:
-        return False
-    ledger.record_known_transcript(ctx)
-    if not ledger.fold(ctx):
-        return False
-    committing.commit(ctx, "Record the usage waiting in this clone", [LEDGER_FILE])
-    return True
 
 
 def _undo_refused_update(ctx: Context, tracking: str) -> bool:

@@ -55,6 +55,7 @@ def build_report(ctx: Context, by: str = "feature") -> cost.Report:
 
 
 def cost_cmd(ctx: Context, as_json: bool, by: str, say: Say) -> int:
+    ledger.fetch_usage(ctx)  # (every clone's usage ref: decision record 0065)
     rep = build_report(ctx, by)
     if as_json:
         say(json.dumps(cost.as_json(rep, ctx.config.cost), indent=2, ensure_ascii=False))
@@ -104,6 +105,7 @@ def record(
             transcript = Path(named).expanduser()
     if transcript is not None:
         _say_recorded(say, *ledger.record_transcript(ctx, transcript, session))
+        _share(ctx)
         return 0
     from shiftkit.edge import codex
 
@@ -118,7 +120,23 @@ def record(
         )
     for path, ident in found:
         _say_recorded(say, *ledger.record_transcript(ctx, path, ident))
+    _share(ctx)
     return 0
+
+
+def _share(ctx: Context) -> None:
+    """With no claim open (a session's end after its `finish`, or one that claimed nothing),
+    the usage just recorded goes onto this clone's usage ref and to the claims remote (no
+    commit: decision record 0065), so the last session's usage reaches the remote too. A
+    remote that does not answer now gets it from the next `sync`."""
+    from shiftkit.core.errors import ShiftkitError
+
+    if not ctx.config.claims.remote or state.local_claim(ctx.git_dir) is not None:
+        return
+    try:
+        ledger.publish(ctx)
+    except (ShiftkitError, OSError):
+        return
 
 
 def _say_recorded(say: Say, session: str, written: list[ledger_core.Entry]) -> None:

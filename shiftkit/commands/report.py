@@ -92,6 +92,7 @@ def build(ctx: Context) -> report.Report:
     committed, head_list = reading.head_features(ctx)
     check = reading.last_check(ctx, committed)
     found, note = claims_now(ctx)
+    ledger.fetch_usage(ctx)  # (every clone's usage ref: decision record 0065)
     return report.build(
         ctx.root.name,
         head,

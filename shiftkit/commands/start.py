@@ -299,7 +299,9 @@ def gather(
             blocked=counts.blocked,
             claimed=counts.claimed,
         ),
-        all_pass=counts.total > 0 and counts.passing == counts.total,
+        # (what to do now is counted where `claim` would choose: the remote's branch when
+        # this one is only behind it)
+        all_pass=features.all_pass(view.feature_list) and bool(view.feature_list.features),
         total_features_message=features.all_pass_message(
             feature_list, listing.checked, view.behind
         ),

@@ -89,7 +89,8 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
                 chosen_from = there  # (`claim` fast-forwards first: it chooses from there)
                 lines += (
                     f"{branch} is {count} commit{'s' if count != 1 else ''} behind {where}: "
-                    f"`shiftkit claim` catches up first (a fast-forward); next is counted there",
+                    f"`shiftkit claim` catches up first (as `shiftkit sync` does); next is "
+                    f"counted there",
                 )
             else:
                 from shiftkit.commands.claims import passing_on_remote

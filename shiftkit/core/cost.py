@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from shiftkit.core.config import CostConfig, ModelPrice
-from shiftkit.core.ledger import UNATTRIBUTED, Entry, Usage, time_key
+from shiftkit.core.ledger import COORDINATION, IDLE, UNATTRIBUTED, Entry, Usage, time_key
 from shiftkit.core.prices import Book
 
 FAILED_OUTCOMES = ("failed", "blocked", "abandoned")
@@ -130,6 +130,10 @@ class Report(NamedTuple):
     by: str
     groups: list[Row]  # by session or day (empty: by feature)
     unpriced_models: tuple[str, ...] = ()
+    coordination: Row = Row(COORDINATION, "", 0, 0, 0, 0, 0, 0.0, 0.0, Spend())
+    idle: Row = Row(IDLE, "", 0, 0, 0, 0, 0, 0.0, 0.0, Spend())
+    # the cost per passing feature without the sessions that found nothing to take
+    per_passing_without_coordination: Spend | None = None
 
 
 def _seconds_between(start: str, end: str) -> float:
@@ -187,10 +191,19 @@ def report(
         )
         for fid in order
     ]
-    loose = per.get(None, [])
+    loose = [e for e in per.get(None, []) if e.purpose not in (COORDINATION, IDLE)]
     unattributed = _row(UNATTRIBUTED, "", loose, _spend(loose, ratios, price_of))
+    purposes = {
+        name: [e for e in per.get(None, []) if e.purpose == name] for name in (COORDINATION, IDLE)
+    }
+    coordination, idle = (
+        _row(name, "", found, _spend(found, ratios, price_of)) for name, found in purposes.items()
+    )
     totals = _spend(entries, ratios, price_of)
     passing = sum(1 for _, s in feature_status if s == "passing")
+    working = _spend(
+        (e for e in entries if e.feature is not None or e.purpose != COORDINATION), ratios, price_of
+    )
     blocked = [r.key for r in rows if r.status == "blocked" and r.spend.usage.tokens]
     groups: list[Row] = []
     if by in ("session", "day"):
@@ -212,6 +225,9 @@ def report(
         by,
         groups,
         unpriced_models(entries, price_of),
+        coordination,
+        idle,
+        working.divided(passing) if passing else None,
     )
 
 
@@ -264,10 +280,17 @@ def as_json(rep: Report, ratios: CostConfig) -> dict[str, Any]:
     value: dict[str, Any] = {
         "features": {row.key: _row_json(row) for row in rep.rows},
         "unattributed": _row_json(rep.unattributed),
+        "coordination": _row_json(rep.coordination),
+        "idle": _row_json(rep.idle),
         "totals": spend_json(rep.totals),
         "passing": rep.passing,
         "per_passing_feature": (
             spend_json(rep.per_passing_feature) if rep.per_passing_feature else None
+        ),
+        "per_passing_feature_without_coordination": (
+            spend_json(rep.per_passing_without_coordination)
+            if rep.per_passing_without_coordination
+            else None
         ),
         "blocked_without_result": rep.blocked_without_result,
         "unpriced_models": list(rep.unpriced_models),
@@ -359,8 +382,9 @@ def table(rep: Report, ratios: CostConfig) -> str:
         body = rep.groups
     else:
         body = [r for r in rep.rows if r.claims or r.spend.usage.tokens or r.verifier_runs]
-        if rep.unattributed.spend.usage.tokens or rep.unattributed.verifier_runs:
-            body = [*body, rep.unattributed]
+        for loose in (rep.coordination, rep.idle, rep.unattributed):
+            if loose.spend.usage.tokens or loose.verifier_runs:
+                body = [*body, loose]
     lines = [list(HEADER)] + [_cells(r) for r in body]
     total = Row("TOTAL", "", 0, 0, 0, 0, 0, 0.0, 0.0, rep.totals)
     total_cells = _cells(total)
@@ -389,6 +413,14 @@ def table(rep: Report, ratios: CostConfig) -> str:
             f"cost per passing feature: {number(per.fresh_equivalent)} fresh-equivalent tokens"
             f"{usd} (all spend / {rep.passing} passing)"
         )
+        without = rep.per_passing_without_coordination
+        if rep.coordination.spend.usage.tokens and without is not None:
+            usd = f", {money(without.usd)}" if without.usd is not None else ""
+            out.append(
+                f"  without coordination: {number(without.fresh_equivalent)} fresh-equivalent "
+                f"tokens{usd} (less {number(rep.coordination.spend.fresh_equivalent)} spent by "
+                f"sessions that found nothing to take)"
+            )
     if rep.blocked_without_result:
         out.append(f"spend without result (blocked): {', '.join(rep.blocked_without_result)}")
     if rep.unpriced_models:

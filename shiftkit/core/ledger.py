@@ -27,6 +27,9 @@ LEDGER_FILE = ".shiftkit/ledger.jsonl"
 KINDS = ("unit", "verify", "usage")
 OUTCOMES = ("passed", "failed", "blocked", "released", "abandoned")
 UNATTRIBUTED = "unattributed"
+COORDINATION = "coordination"  # usage of a session that looked for work and found none
+IDLE = "idle"  # usage of a session that claimed nothing and did not look
+PURPOSES = (COORDINATION, IDLE)
 SYNTHETIC_MODEL = "<synthetic>"
 
 
@@ -67,6 +70,7 @@ class Entry(NamedTuple):
     usage: Usage = Usage()  # usage
     usd: float | None = None  # usage: money, when the harness reported it
     source: str | None = None  # usage: "transcript", "result" or "manual"
+    purpose: str | None = None  # usage without a feature: "coordination" or "idle"
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -80,6 +84,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "model": (str,),
     "usd": (int, float),
     "source": (str,),
+    "purpose": (str,),
 }
 
 
@@ -324,13 +329,34 @@ class Interval(NamedTuple):
     end: str | None
 
 
-def intervals(entries: Iterable[Entry], open_claim: Interval | None = None) -> list[Interval]:
+def intervals(
+    entries: Iterable[Entry], open_claim: Interval | None = None, session: str | None = None
+) -> list[Interval]:
+    """The claims' times (units that ended, and the open one); with ``session``, only the
+    units of that session."""
     found = [
         Interval(e.feature, e.claimed_at, e.at)
         for e in entries
-        if e.kind == "unit" and e.feature and e.claimed_at
+        if e.kind == "unit"
+        and e.feature
+        and e.claimed_at
+        and (session is None or e.session == session)
     ]
     return [*found, *([open_claim] if open_claim else [])]
+
+
+def session_feature(when: str, claims: Sequence[Interval]) -> str | None:
+    """The feature a session's message at ``when`` worked for (decision record 0065): the
+    claim held then; before it, the claim the session took next (its orientation); after the
+    last one, that one (its wrap-up). None only for a session that held no claim."""
+    inside = feature_at(when, claims)
+    if inside is not None or not claims:
+        return inside
+    moment = time_key(when)
+    later = [c for c in claims if time_key(c.start) > moment]
+    if later:
+        return min(later, key=lambda c: time_key(c.start)).feature
+    return max(claims, key=lambda c: time_key(c.end or c.start)).feature
 
 
 def feature_at(when: str, claims: Sequence[Interval]) -> str | None:
@@ -348,11 +374,16 @@ def feature_at(when: str, claims: Sequence[Interval]) -> str | None:
 Key = tuple[str | None, str]  # (feature or None, model)
 
 
-def attribute(messages: Iterable[Message], claims: Sequence[Interval]) -> dict[Key, Usage]:
-    """Usage per (feature claimed at the message's time, model); None: outside any claim."""
+def attribute(
+    messages: Iterable[Message], claims: Sequence[Interval], whole_session: bool = False
+) -> dict[Key, Usage]:
+    """Usage per (feature claimed at the message's time, model); None: outside any claim.
+    ``whole_session``: ``claims`` are one session's, and every message of it lands on one of
+    them (`session_feature`)."""
+    which = session_feature if whole_session else feature_at
     totals: dict[Key, Usage] = {}
     for message in messages:
-        key = (feature_at(message.at, claims), message.model)
+        key = (which(message.at, claims), message.model)
         totals[key] = totals.get(key, Usage()) + message.usage
     return totals
 
@@ -370,9 +401,18 @@ def recorded(entries: Iterable[Entry], session: str, source: str) -> dict[Key, U
 def news(now: Mapping[Key, Usage], before: Mapping[Key, Usage]) -> list[tuple[Key, Usage]]:
     """What is new since the last recording, per (feature, model): recording again the same
     transcript adds nothing, a longer one adds only its new part."""
+    # Per model, never more than the transcript grew by: a message recorded before under one
+    # feature (or none) and attributed to another now is not counted twice.
+    room: dict[str, Usage] = {}
+    for model in {k[1] for k in now}:
+        grown = sum((u for k, u in now.items() if k[1] == model), Usage())
+        had = sum((u for k, u in before.items() if k[1] == model), Usage())
+        room[model] = grown.minus(had)
     result = []
     for key in sorted(now, key=lambda k: (k[0] or "", k[1])):
         extra = now[key].minus(before.get(key, Usage()))
+        extra = Usage(*(min(a, b) for a, b in zip(extra, room[key[1]], strict=True)))
         if extra.tokens:
+            room[key[1]] = room[key[1]].minus(extra)
             result.append((key, extra))
     return result

@@ -111,6 +111,8 @@ class Report(NamedTuple):
     claims_note: str | None  # why the remote's claims are not shown, when they are not
     check: Check
     unreadable: list[str]  # commits whose list did not parse
+    # without the usage of sessions that found nothing to take (decision record 0065)
+    per_passing_without_coordination: cost.Spend | None = None
 
     @property
     def money(self) -> bool:
@@ -278,6 +280,7 @@ def build(
         claims_note,
         check,
         [step.oid for step in steps if not step.readable],
+        whole.per_passing_without_coordination if whole.coordination.spend.usage.tokens else None,
     )
 
 
@@ -332,6 +335,9 @@ def summary(rep: Report) -> str:
         per = f"{spend_text(rep.totals, rep.money)} spent, nothing passes yet"
     else:
         per = f"{spend_text(rep.per_passing, rep.money)} per passing feature"
+        if rep.per_passing_without_coordination is not None:
+            without = spend_text(rep.per_passing_without_coordination, rep.money)
+            per += f" ({without} without coordination)"
     return f"{rep.passing} of {total} passing · {per} · {check_text(rep.check, rep.passing)}"
 
 
@@ -363,6 +369,7 @@ def as_json(rep: Report) -> dict[str, Any]:
         "totals": cost.spend_json(rep.totals),
         "unattributed": cost.spend_json(rep.unattributed),
         "per_passing_feature": _spend(rep.per_passing),
+        "per_passing_feature_without_coordination": _spend(rep.per_passing_without_coordination),
         "features": [
             {
                 "id": row.id,

@@ -59,9 +59,42 @@ def head_text(ctx: Context) -> str:
 
 
 def read_all(ctx: Context) -> list[Entry]:
-    """Every entry: the ledger in the work tree, then what waits for the next boundary."""
+    """Every entry: the ledger in the work tree, what waits for the next boundary, and the
+    usage refs (this clone's, and every clone's as last fetched: `usage_ref`), each id once."""
+    from shiftkit.edge import session, usage_ref
+
     committed = ledger.parse(_read(ledger_path(ctx)), ledger.LEDGER_FILE)
-    return ledger.merged(committed, pending(ctx))
+    on_refs = usage_ref.entries(
+        ctx.root, ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
+    )
+    return ledger.merged(committed, pending(ctx), on_refs)
+
+
+def fetch_usage(ctx: Context) -> None:
+    """Before `cost` or `report`: every clone's usage ref from the claims remote (nothing
+    when there is none or it does not answer: what was fetched last is read)."""
+    from shiftkit.edge import usage_ref
+
+    if ctx.config.claims.remote:
+        usage_ref.fetch(ctx.root, ctx.config.claims.remote, ctx.config.claims.ref_prefix)
+
+
+def publish(ctx: Context) -> tuple[bool, str | None]:
+    """Move the waiting entries HEAD's ledger lacks onto this clone's usage ref (no commit on
+    the branch) and push that ref to the claims remote: (whether entries moved, why the push
+    failed or None). The caller knows no claim is open (its `finish` takes them instead)."""
+    from shiftkit.edge import session, usage_ref
+
+    prefix, clone = ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
+    waiting = pending(ctx)
+    new = still_waiting(ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD"), waiting)
+    moved = usage_ref.append(ctx.root, prefix, clone, new) if new else False
+    if waiting:
+        atomic_write(pending_path(ctx), "")
+    problem = None
+    if ctx.config.claims.remote:
+        problem = usage_ref.push(ctx.root, ctx.config.claims.remote, prefix, clone)
+    return moved, problem
 
 
 def add_pending(ctx: Context, entries: list[Entry]) -> None:
@@ -143,11 +176,35 @@ def unit_id(held: LocalClaim) -> str:
     return "unit-" + (held.record.nonce or held.oid or held.record.taken)[:16]
 
 
-def open_interval(ctx: Context) -> ledger.Interval | None:
+def open_interval(ctx: Context, session: str | None = None) -> ledger.Interval | None:
+    """This worktree's open claim's time (with ``session``: only when that session took it)."""
     held = state.local_claim(ctx.git_dir)
     if held is None or held.record.taken == "?":
         return None
+    if session is not None and held.record.session != session:
+        return None
     return ledger.Interval(held.feature, held.record.taken, None)
+
+
+COORDINATION = "coordination-sessions.json"
+
+
+def note_coordination(ctx: Context) -> None:
+    """This worktree's session looked for a feature to claim and found none: its usage
+    outside any claim is the cost of coordination, not idleness."""
+    from shiftkit.edge import session
+
+    path = state.worktree_state(ctx.git_dir) / COORDINATION
+    known = state.read_json(path)
+    sessions = [s for s in known if isinstance(s, str)] if isinstance(known, list) else []
+    current = session.current(ctx.git_dir)
+    if current not in sessions:
+        state.write_json(path, [*sessions[-99:], current])
+
+
+def _looked(ctx: Context, session: str) -> bool:
+    known = state.read_json(state.worktree_state(ctx.git_dir) / COORDINATION)
+    return isinstance(known, list) and session in known
 
 
 def note_unit(ctx: Context, held: LocalClaim, outcome: str, signature: str | None = None) -> None:
@@ -185,6 +242,7 @@ def add_usage(
     feature: str | None,
     usd: float | None = None,
     at: str | None = None,
+    purpose: str | None = None,
 ) -> Entry:
     entry = Entry(
         "usage",
@@ -196,6 +254,7 @@ def add_usage(
         usage=usage,
         usd=usd,
         source=source,
+        purpose=purpose,
     )
     add_pending(ctx, [entry])
     return entry
@@ -243,12 +302,15 @@ def record_transcript(
     if ledger.recorded(entries, session, "result"):
         return session, []
     messages = rollout.usage_messages(texts, session)
-    claims = ledger.intervals(entries, open_interval(ctx))
-    totals = ledger.attribute(messages, claims)
+    # The session's own claims: every message of a session that held one lands on one of
+    # them, its orientation and its wrap-up too (decision record 0065).
+    claims = ledger.intervals(entries, open_interval(ctx, session), session)
+    totals = ledger.attribute(messages, claims, whole_session=True)
     latest: dict[ledger.Key, str] = {}
     for message in messages:
-        latest[(ledger.feature_at(message.at, claims), message.model)] = message.at
+        latest[(ledger.session_feature(message.at, claims), message.model)] = message.at
     before = ledger.recorded(entries, session, "transcript")
+    purpose = ledger.COORDINATION if _looked(ctx, session) else ledger.IDLE
     written = []
     for (feature, model), extra in ledger.news(totals, before):
         written.append(
@@ -260,6 +322,7 @@ def record_transcript(
                 source="transcript",
                 feature=feature,
                 at=latest.get((feature, model)),
+                purpose=None if feature else purpose,
             )
         )
     return session, written
@@ -275,11 +338,17 @@ def known_transcript(ctx: Context) -> tuple[Path, str | None] | None:
     return Path(path), session or None
 
 
-def record_known_transcript(ctx: Context) -> None:
-    """At a boundary: the remembered transcript (from the session's hooks), if any."""
+def record_known_transcript(ctx: Context, only_after_a_claim: bool = False) -> None:
+    """At a boundary: the remembered transcript (from the session's hooks), if any.
+    ``only_after_a_claim``: only when its session has ended a claim here (its wrap-up); a
+    session that has not claimed yet is recorded later, once it is known what it was for."""
     known = known_transcript(ctx)
     if known is None or not known[0].is_file():
         return
+    if only_after_a_claim:
+        session = known[1] or known[0].stem
+        if not ledger.intervals(read_all(ctx), None, session):
+            return
     try:
         record_transcript(ctx, *known)
     except BadInput:
