@@ -106,9 +106,7 @@ def run_verifier(
 
         with tempfile.TemporaryDirectory(prefix="shiftkit-report-") as folder:
             report = Path(folder) / "junit.xml"
-            ran = run_command(
-                verdict.with_report(command, str(report)), cwd, timeout, env, prefix
-            )
+            ran = run_command(verdict.with_report(command, str(report)), cwd, timeout, env, prefix)
             found = read_report(report, NO_PYTEST_REPORT)
             return judge_result(ran._replace(command=command), found)
     if not junit:
