@@ -19,7 +19,8 @@ from shiftkit.edge import project
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-    from shiftkit.core.guard_paths import Site
+    from shiftkit.core.guard_paths import Grounds, Site
+    from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
 
@@ -350,6 +351,14 @@ def show(feature_id: str, as_json: bool) -> int:
 @click.option(
     "--depends-on", "depends_on", multiple=True, help="An id this feature needs (repeatable)."
 )
+@click.option(
+    "--oracle",
+    "oracle_paths",
+    multiple=True,
+    metavar="PATH",
+    help="A path or glob its verifier judges by (tests, fixtures, data; repeatable): once "
+    "committed, a change of these files is a person's action (rule 14).",
+)
 def add(
     feature_id: str | None,
     description: str,
@@ -358,6 +367,7 @@ def add(
     category: str,
     core: bool,
     depends_on: tuple[str, ...],
+    oracle_paths: tuple[str, ...],
 ) -> int:
     """Append a feature to the list (the only change to definitions allowed)."""
     proj = project.find()
@@ -373,6 +383,7 @@ def add(
         verify=verify_cmd,
         core=core,
         depends_on=depends_on,
+        oracle=oracle_paths,
     )
     text = features.dumps(feature_list.append(feature))
     try:
@@ -641,9 +652,9 @@ def unblock(feature_id: str, note: str) -> int:
 
 @cli.command()
 @click.option("-m", "--message", "subject", required=True, help="The commit's subject.")
-@click.option("--reason", required=True, help="Why a person overrides rules 2, 6 or 7.")
+@click.option("--reason", required=True, help="Why a person overrides rules 2, 6, 7 or 14.")
 def override(subject: str, reason: str) -> int:
-    """A person's action: commit what is staged past rules 2, 6 and 7 (signed when the
+    """A person's action: commit what is staged past rules 2, 6, 7 and 14 (signed when the
     people policy is 'signed')."""
     from shiftkit.commands import shift
 
@@ -831,7 +842,20 @@ def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
     except (ShiftkitError, OSError, ValueError):
         pass
     cfg = proj.config
-    return proj.root, Site(cfg.features, (cfg.progress, cfg.log.archive, LEDGER_FILE))
+    records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
+    return proj.root, Site(cfg.features, records, None, None, *_guard_ground(proj.root))
+
+
+def _guard_ground(root: Path) -> tuple[Grounds, Callable[[str], bool]]:
+    """Rule 14's ground at HEAD for the guard, read when first needed, and whether a path is
+    committed at HEAD."""
+    from shiftkit.core.guard_paths import Grounds
+    from shiftkit.edge import protection
+
+    return (
+        Grounds(lambda: protection.head_ground(root)),
+        lambda path: protection.committed(root, path),
+    )
 
 
 @cli.command()

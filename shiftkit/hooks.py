@@ -243,7 +243,8 @@ def commit_msg(root: str, message_file: str) -> int:
         if problems:
             return _refuse(problems)
     if not merging(root) and not maybe_relevant(config_text, names):
-        return OK  # the common commit: no JSON, no TOML
+        # the common commit: no JSON, no TOML (rule 14 reads a cached ground, if anything)
+        return protected_only(root, staged, config_text, raw, config_needed(names))
     from shiftkit.edge import gitio
 
     head = gitio.head_oid(root)  # (once: the hook runs before the commit moves it)
@@ -252,8 +253,42 @@ def commit_msg(root: str, message_file: str) -> int:
         return _conclude_from_record(root, verdict, message_file, raw, head)
     settings = settings_if_watched(root, names, head)
     if settings is None:
-        return OK
+        return protected_only(root, staged, config_text, raw, config_needed(names))
     return _check(root, settings, staged, head, message_file=message_file, message=raw)
+
+
+def protected_only(
+    root: str,
+    staged: dict[str, tuple[str, str]],
+    config_text: str | None,
+    message: str,
+    config_read: bool,
+) -> int:
+    """Rule 14 on a commit that stages no feature list, log or settings (so `_check` does not
+    run): the staged rows against HEAD's ground, read from its cache; the override trailer
+    of the message covers it, as it covers rule 14 in `rules.evaluate`."""
+    from shiftkit.core import messages, protected
+    from shiftkit.edge import protection
+
+    rows, pairs = protection.staged_rows(staged)
+    if not protected.may_touch(rows, _PROTOCOL_FILES):
+        return OK
+    from shiftkit.edge import gitio
+
+    if not config_read:
+        config_text = head_config_text(root)
+    _, common = gitio.git_dirs(root)  # type: ignore[arg-type]
+    ground = protection.cached_ground(root, common, "HEAD", config_text)
+    if ground is None:
+        return OK  # (HEAD holds no list: this commit establishes one)
+    texts = protection.texts(root, rows, pairs, ground.decisions)
+    found = protected.violations(ground, rows, texts)
+    if not found:
+        return OK
+    kept, overridden, reason = messages.apply_override(found, message)
+    for item in overridden:
+        print(f"shiftkit: {item} — overridden: {reason}", file=sys.stderr)
+    return _refuse(kept) if kept else OK
 
 
 def _change_key(
@@ -336,7 +371,9 @@ def _check(
     # Under the signed policy a person action's signature exists only once the commit does:
     # the reference-transaction hook must judge those commits itself.
     approve = settings.judge.policy != "signed"
-    report, verified = _evaluate(top, settings, git_dir, common, merging, held, message, head)
+    report, verified = _evaluate(
+        top, settings, git_dir, common, merging, held, message, head, staged
+    )
     claim_oid = held.oid if held and report.flips == [held.feature] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
@@ -419,6 +456,7 @@ def _evaluate(
     held: LocalClaim | None,
     message: str | None,
     head: str | None,
+    staged: dict[str, tuple[str, str]],
 ) -> tuple[rules_mod.Report, str | None]:
     """Every rule of this stage (all but the message's at pre-commit); returns the report and
     the staged tree when the flip's verifier passed on it."""
@@ -455,13 +493,29 @@ def _evaluate(
         **snapshot.trust(parents, blobs, common),
         known_valid=staged_valid,
         checked=snapshot.checked_list(common, staged_blob) if staged_valid else None,
-        judge=settings.judge,
+        judge=settings.judge._replace(changed=_staged_change(top, cfg, revs, staged)),
         merge_base=snapshot.merge_base(top, revs, judge.names(cfg)[0], common)
         if len(revs) > 1
         else None,
     )
     snapshot.record(common, staged_blob, report)
     return report, evidence.verified
+
+
+def _staged_change(
+    top: Path, cfg: Config, revs: Sequence[str], staged: dict[str, tuple[str, str]]
+) -> rules_mod.Changed:
+    """Rule 14's rows: the staged paths against HEAD; for a merge, those that differ from
+    every parent (the rest was judged on its own side)."""
+    from shiftkit.edge import gitio, protection
+
+    rows, pairs = protection.staged_rows(staged)
+    for other in revs[1:]:
+        args = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", other]
+        code, out, _ = gitio.plumb(args, top)
+        kept = {path for _, path in protection.raw_rows(out)[0]} if code == 0 else set()
+        rows = [row for row in rows if row[1] in kept]
+    return protection.changed(top, cfg, rows, {path: pairs[path] for _, path in rows})
 
 
 class StagedEvidence:

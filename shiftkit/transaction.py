@@ -204,26 +204,45 @@ def current_claim(root: Path, feature_id: str) -> str:
 
 def _touches_protected(root: str, commit: revisions.Commit) -> bool:
     from shiftkit import hooks
-    from shiftkit.edge import gitio
+    from shiftkit.core import protected
+    from shiftkit.edge import gitio, protection
 
     code, out, _ = gitio.plumb(
-        ["diff-tree", "-r", "--no-renames", "--name-only", "-z", commit.parents[0], commit.oid],
+        [
+            "diff-tree",
+            "-r",
+            "--no-renames",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            commit.parents[0],
+            commit.oid,
+        ],
         root,
     )
     if code != 0:
         return True
-    changed = [name for name in out.decode("utf-8", "surrogateescape").split("\0") if name]
+    rows, _ = protection.raw_rows(out)
+    changed = [name for _, name in rows]
     if not changed:
         return False
     code, text, _ = gitio.plumb(
         ["cat-file", "blob", f"{commit.parents[0]}:{hooks.CONFIG_FILE}"], root
     )
     config_text = text.decode("utf-8", "surrogateescape") if code == 0 else None
-    return (
+    if (
         hooks.maybe_relevant(config_text, changed)
         or hooks.LEDGER_FILE in changed
         or hooks.maybe_decision(config_text, changed)
-    )
+    ):
+        return True
+    if not protected.may_touch(rows, hooks._PROTOCOL_FILES):
+        return False
+    # Rule 14's ground, as the commit-msg hook reads it (texts are not read: a row that may
+    # touch it is judged in full by `judge_commit`).
+    common = _common_dir(root) or root
+    ground = protection.cached_ground(root, common, commit.parents[0], config_text)
+    return ground is not None and bool(protected.changes(ground, rows))
 
 
 # -- pre-push: `audit --reverify` on what is being pushed ------------------------------------

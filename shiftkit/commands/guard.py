@@ -32,7 +32,14 @@ from shiftkit.core.guard_files import (
     payload_problem,
 )
 from shiftkit.core.guard_patch import check_patch, looks_like_patch
-from shiftkit.core.guard_paths import INSTEAD, Site, label, path_kind, record_kind
+from shiftkit.core.guard_paths import (
+    INSTEAD,
+    Site,
+    label,
+    path_kind,
+    protected_kind,
+    record_kind,
+)
 from shiftkit.core.guard_shell import split_commands
 from shiftkit.edge import files
 
@@ -57,7 +64,11 @@ def _tool_path_kind(path: Path, root: Path | None, site: Site) -> str | None:
         except (ValueError, OSError, RuntimeError):
             relative = None
         if relative is not None:
-            return path_kind(relative, Site(features_name)) or record_kind(relative, site)
+            return (
+                path_kind(relative, Site(features_name))
+                or record_kind(relative, site)
+                or protected_kind(relative, site)
+            )
         kind = path_kind(path.as_posix(), Site(features_name))
         return kind if kind not in {"features", "config", "signers"} else None
     by_name = {os.path.basename(features_name): "features", ".shiftkit.toml": "config"}
@@ -130,7 +141,7 @@ def _where(site: Site, root: Path | None, cwd: Any) -> Site:
     if root is None:
         return site
     top = os.path.realpath(root)
-    located = Site(site.features, site.records, top)
+    located = Site(site.features, site.records, top, None, site.grounds, site.committed)
     if not isinstance(cwd, str) or not cwd or "\0" in cwd:
         return located.at("")
     place = located.place(os.path.realpath(cwd))

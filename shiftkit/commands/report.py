@@ -352,6 +352,13 @@ def feature_table(rep: report.Report) -> str:
         status = _badge(row.status, row.status, row.blocked_reason)
         if row.claimed:
             status += " " + _badge("claimed", "claimed")
+        if row.added_later:
+            status += " " + _badge(
+                "added later",
+                "no",
+                "appended after the list's first commit: a person action (`shiftkit audit` "
+                "lists it; decision record 0050)",
+            )
         if row.blocked_reason:
             status += f'<div class="reason">{_e(row.blocked_reason)}</div>'
         at_head = (

@@ -583,12 +583,12 @@ def unblock(ctx: Context, feature_id: str, note_text: str, say: Say) -> int:
     return 0
 
 
-# -- override: a person's commit past rules 2, 6 and 7 --------------------------------------
+# -- override: a person's commit past rules 2, 6, 7 and 14 -----------------------------------
 
 
 def override(ctx: Context, subject: str, reason: str, say: Say) -> int:
     """Commit what is staged with a `Shiftkit-Override` trailer (signed under the 'signed'
-    policy). The hooks still run: only rules 2, 6 and 7 can be overridden, never a flip's."""
+    policy). The hooks still run: only rules 2, 6, 7 and 14 can be overridden, never a flip's."""
     if not reason.strip() or "\n" in reason.strip():
         raise BadInput("--reason must be one non-empty line: why a person overrides the rules")
     problems = rules.check_message(subject)

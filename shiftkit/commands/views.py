@@ -107,6 +107,8 @@ def feature_text(feature: features.Feature, project_verify: str = "") -> str:
     if feature.depends_on:
         lines.append(f"  depends on: {', '.join(feature.depends_on)}")
     lines.append(f"  verify: {verify_line}")
+    if feature.oracle:
+        lines.append(f"  oracle: {', '.join(feature.oracle)}")
     lines.append("  steps:")
     lines += [f"    {n}. {step}" for n, step in enumerate(feature.steps, 1)]
     return "\n".join(lines)

@@ -59,6 +59,9 @@ class Config(NamedTuple):
     env_reset: str = ""
     verify_in: str = "worktree"  # or "checkout": a temporary worktree of exactly the tree
     junit: str = ""  # where a verifier that is not pytest writes its JUnit XML report
+    # paths or globs every feature's verifier judges by, unless the feature names its own
+    # (decision record 0048)
+    oracle: tuple[str, ...] = ()
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -83,6 +86,7 @@ ENFORCEMENT_KEYS = (
     "verify_in",
     "junit",  # (a report the judged commit names could be one it holds)
     "decisions",  # (moving the folder would step around rule 13)
+    "oracle",  # (what rule 14 keeps out of the agent's reach)
     "log.keep",
     "log.block",
     "log.archive",
@@ -190,6 +194,9 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: unknown key '{prefix}.{_shown(key)}'{suggestion}")
         if key in _TABLES and cls is Config:
             continue
+        if key == "oracle" and cls is Config:
+            values[key] = _read_paths(value, f"{prefix}.{key}", source)
+            continue
         expected = type(defaults[key])
         if expected is float and type(value) in (int, float) and not _finite(value):
             raise BadInput(
@@ -235,6 +242,21 @@ def _inside(path: str) -> bool:
     """A relative path to a file that stays inside the folder it is taken from."""
     parts = path.split("/")
     return not path.startswith("/") and ".." not in parts and bool(parts[-1]) and path.isprintable()
+def _read_paths(value: object, where: str, source: str) -> tuple[str, ...]:
+    """A list of project-relative paths or globs (`oracle`)."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise BadInput(
+            f"{source}: key '{where}' must be a list of paths or globs like "
+            f'["tests/accept/**"], got {_shown(repr(value))}'
+        )
+    for item in value:
+        parts = item.replace("\\", "/").split("/")
+        if not item.strip() or item.startswith("/") or ".." in parts:
+            raise BadInput(
+                f"{source}: key '{where}' must hold paths inside the project (relative, no "
+                f"'..'), got {_shown(repr(item))}"
+            )
+    return tuple(value)
 
 
 def _ref_prefix_ok(value: str) -> bool:

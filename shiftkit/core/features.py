@@ -14,7 +14,16 @@ from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
 
 SCHEMA_REF = ".shiftkit/features.schema.json"
-DEFINITION_FIELDS = ("id", "category", "description", "steps", "verify", "core", "depends_on")
+DEFINITION_FIELDS = (
+    "id",
+    "category",
+    "description",
+    "steps",
+    "verify",
+    "core",
+    "depends_on",
+    "oracle",
+)
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 
 
@@ -36,6 +45,7 @@ class Feature(NamedTuple):
     verify: str | None = None
     core: bool = False
     depends_on: tuple[str, ...] = ()
+    oracle: tuple[str, ...] = ()  # what its verifier judges by (decision record 0048)
     passes: bool = False
     attempts: int = 0
     blocked: Blocked | None = None
@@ -676,6 +686,7 @@ def feature_from_dict(item: Mapping[str, Any]) -> Feature:
         verify=item.get("verify"),
         core=bool(item.get("core", False)),
         depends_on=tuple(item.get("depends_on", ())),
+        oracle=tuple(item.get("oracle", ())),
         passes=item["passes"],
         attempts=item.get("attempts", 0),
         blocked=Blocked(blocked["reason"], blocked["since"], blocked["attempts"])
@@ -767,6 +778,8 @@ def feature_to_dict(feature: Feature) -> dict[str, Any]:
         item["core"] = True
     if feature.depends_on:
         item["depends_on"] = list(feature.depends_on)
+    if feature.oracle:
+        item["oracle"] = list(feature.oracle)
     item["passes"] = feature.passes
     if feature.attempts:
         item["attempts"] = feature.attempts

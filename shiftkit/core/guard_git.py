@@ -276,6 +276,8 @@ def _check_source(sub: str, rest: list[str], options: Options, site: Site) -> st
     if not source or source in SAME_COMMIT or not paths:
         return None
     for path in paths:
+        if path_kind(path, site) == "protected":
+            return path_reason([path], f"`git {sub}` from {source}", site)
         name = _protected_under(path, site)
         if name:
             return (

@@ -8,6 +8,12 @@ import os
 from shiftkit.core import guard_install
 from shiftkit.core.guard_shell import SUBSTITUTION
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from shiftkit.core.protected import Ground
+
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 USE_SHIFTKIT = (
     "commit with `shiftkit finish` (verifies and commits) or a plain `git commit` "
@@ -34,6 +40,8 @@ INSTEAD = {
     "records": "shiftkit writes the progress log (`shiftkit finish`, `shiftkit revert`; "
     "`shiftkit note` for your notes), its archive (`shiftkit log --prune`) and the ledger, "
     "and the commit hooks keep them append-only",
+    "protected": "it changes only as a person's action (rule 14): ask a person, or fix the "
+    "code instead",
 }
 LABELS = {
     "hooks": ".git/hooks (the commit hooks)",
@@ -46,6 +54,7 @@ LABELS = {
     "gitfolder": "a folder of .git's grafts, alternates or refs",
     "records": "a record only shiftkit writes",
     "install": "shiftkit's installation",
+    "protected": "a feature's oracle, an enforcement file or a decision record",
 }
 TEMP_DIRS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/", "/dev/null")
 
@@ -56,7 +65,7 @@ class Site:
     (`cwd`: project-relative, "" the root; an absolute path: outside the project; None: not
     known, so relative paths count from the root with any leading `../` dropped)."""
 
-    __slots__ = ("cwd", "features", "records", "root")
+    __slots__ = ("committed", "cwd", "features", "grounds", "records", "root")
 
     def __init__(
         self,
@@ -64,14 +73,20 @@ class Site:
         records: tuple[str, ...] = (),
         root: str | None = None,
         cwd: str | None = None,
+        grounds: Grounds | None = None,
+        committed: Callable[[str], bool] | None = None,
     ) -> None:
         self.features = features
         self.records = records
         self.root = root.rstrip("/") or "/" if root else None
         self.cwd = cwd
+        # rule 14's ground at HEAD, read when a path is first judged, and whether a path is
+        # committed at HEAD (decision record 0048); None: not known, nothing is protected
+        self.grounds = grounds
+        self.committed = committed
 
     def at(self, cwd: str | None) -> Site:
-        return Site(self.features, self.records, self.root, cwd)
+        return Site(self.features, self.records, self.root, cwd, self.grounds, self.committed)
 
     def inside(self, absolute: str) -> str | None:
         """The project-relative form of an absolute path under the root ("" the root)."""
@@ -103,6 +118,40 @@ class Site:
     def outside(self) -> bool:
         """Whether commands run in another place than this project (another repository)."""
         return self.cwd is not None and self.cwd.startswith("/")
+
+
+class Grounds:
+    """Rule 14's ground, read once, when first asked for (most tool calls write nothing)."""
+
+    __slots__ = ("_found", "_read", "_source")
+
+    def __init__(self, source: Callable[[], Ground | None]) -> None:
+        self._source = source
+        self._read = False
+        self._found: Ground | None = None
+
+    def get(self) -> Ground | None:
+        if not self._read:
+            self._read, self._found = True, self._source()
+        return self._found
+
+
+def protected_kind(relative: str, site: Site) -> str | None:
+    """'protected' when writing this project-relative path changes rule 14's ground: a
+    committed feature's oracle, shiftkit's enforcement files, a committed decision record —
+    the one rule the commit hooks apply to the same file (the index, whose lines may grow,
+    is left to them)."""
+    ground = site.grounds.get() if site.grounds is not None else None
+    if ground is None or not relative or relative.startswith("../"):
+        return None
+    from shiftkit.core import protected
+
+    as_change = protected.matches(ground, relative)
+    if as_change is None or as_change.what.startswith("the decision index"):
+        return None
+    if protected.matches(ground, relative, exists=False) is not None:
+        return "protected"  # (where even a new file counts: a conftest, a shadow, settings)
+    return "protected" if site.committed is None or site.committed(relative) else None
 
 
 # Files in .git that decide which commits git sees or where refs point: written by hand they
@@ -154,6 +203,8 @@ def _kind_of_parts(parts: list[str], absolute: bool, site: Site) -> str | None:
         ):
             if ending and parts[-len(ending) :] == ending and (absolute or parts == ending):
                 return kind
+    if not absolute and site.grounds is not None:
+        return protected_kind("/".join(parts), site)
     return None
 
 

@@ -36,9 +36,12 @@ class Rule(enum.IntEnum):
     PERSON = 11  # person actions carry what the people policy asks (a signature)
     LEDGER_APPEND_ONLY = 12  # the cost ledger only grows at its end; a merge is a union
     DECISIONS = 13  # a decision record's number names one record
+    # a committed feature's oracle, shiftkit's enforcement files and committed decision
+    # records change only as a person's action (decision record 0048)
+    PROTECTED = 14
 
 
-OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS})
+OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS, Rule.PROTECTED})
 OVERRIDE_KEY = "Shiftkit-Override"
 # Trailers whose presence is a person's action (the guard keeps them out of agents' commits).
 PERSON_TRAILERS = (OVERRIDE_KEY,)
@@ -130,7 +133,8 @@ def rule5_message(flips: Sequence[str], message: str) -> list[Violation]:
 def apply_override(
     violations: Sequence[Violation], message: str | None
 ) -> tuple[list[Violation], list[Violation], str | None]:
-    """Split off what a `Shiftkit-Override: <reason>` trailer covers (rules 2, 6 and 7 only)."""
+    """Split off what a `Shiftkit-Override: <reason>` trailer covers (rules 2, 6, 7 and 14
+    only)."""
     reason = override_reason(message)
     overridden = [v for v in violations if reason and v.rule in OVERRIDABLE]
     kept = [v for v in violations if v not in overridden]

@@ -33,6 +33,8 @@ class Step(NamedTuple):
     demoted: tuple[str, ...] = ()
     reverted: tuple[str, ...] = ()  # attempts grew: a failed attempt was reverted
     readable: bool = True  # False: the list did not parse (the parent's is carried on)
+    # features the commit appended to its parent's list: a person action (decision 0050)
+    added: tuple[str, ...] = ()
 
 
 class HeadFeature(NamedTuple):
@@ -94,6 +96,8 @@ class FeatureRow(NamedTuple):
     first_passing: int | None  # history: committer time of the first commit it passed in
     spend: cost.Spend
     verified_at_head: bool | None  # None: not passing
+    # appended after the list's first commit: its definition is a person's (decision 0050)
+    added_later: bool = False
 
 
 class Report(NamedTuple):
@@ -199,6 +203,7 @@ def feature_rows(
     reverts: dict[str, int] = {}
     demotions: dict[str, int] = {}
     first_passing: dict[str, int] = {}
+    added = {feature_id for step in steps for feature_id in step.added}
     for step in steps:
         for feature_id in step.became_passing:
             if feature_id not in first_passing or step.time < first_passing[feature_id]:
@@ -235,6 +240,7 @@ def feature_rows(
                 first_passing.get(item.id),
                 ledger_row.rows[0].spend,
                 (item.id in verified) if item.status == "passing" else None,
+                item.id in added,
             )
         )
     return rows
@@ -384,6 +390,7 @@ def as_json(rep: Report) -> dict[str, Any]:
                 "first_passing": when(row.first_passing) if row.first_passing else None,
                 "seconds_to_passing": time_to_passing(row),
                 "verified_at_head": row.verified_at_head,
+                "added_later": row.added_later,
                 **cost.spend_json(row.spend),
             }
             for row in rep.features

@@ -23,7 +23,7 @@ from shiftkit.core.messages import trailers as trailers
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from shiftkit.core import features, progress
+    from shiftkit.core import features, progress, protected
 
     # (before, after) of each feature a change touched
     Pairs: TypeAlias = list[tuple[features.Feature, features.Feature]]
@@ -115,14 +115,31 @@ class Report(NamedTuple):
     person_actions: list[str]
 
 
+class Changed(NamedTuple):
+    """The paths a change touches, for rule 14: (status, path) rows — "A", "M" or "D", a
+    rename as its two halves — the (old, new) texts of the rows `protected.texts_needed`
+    names, and the parent's settings that decide the ground (its default oracle, its
+    project-wide verify command, its decision folder). ``ground``: the parent's ground when
+    the caller has it already (the hooks' cache)."""
+
+    rows: tuple[tuple[str, str], ...] = ()
+    texts: Mapping[str, tuple[str | None, str | None]] = {}
+    default: tuple[str, ...] = ()
+    verify: str = ""
+    decisions: str = "docs/decisions"
+    ground: protected.Ground | None = None
+
+
 class Judge(NamedTuple):
     """What the parent says about a change beyond its files: the enforcement settings the
-    change alters, whether it alters the allowed signers, and the people policy."""
+    change alters, whether it alters the allowed signers, the people policy, and the paths
+    the change touches (rule 14; None: not known to this judge)."""
 
     config_changes: tuple[str, ...] = ()
     config_problem: str | None = None  # the proposed .shiftkit.toml is invalid
     signers_changed: bool = False
     policy: str = "trailer"
+    changed: Changed | None = None
 
 
 NO_CHANGE = Judge()  # a change that touches no setting, under the default policy
@@ -617,9 +634,14 @@ def person_actions(
     overridden: Sequence[Violation],
     reason: str | None,
     unrelated: bool = False,
+    added: Sequence[str] = (),
 ) -> list[str]:
-    """What in this change only a person may do (SPEC section 11)."""
+    """What in this change only a person may do (SPEC section 11): appending features is
+    one (decision record 0050)."""
     actions = []
+    if added:
+        shown = ", ".join(added[:5]) + (f" and {len(added) - 5} more" if len(added) > 5 else "")
+        actions.append(f"features added (their definitions are a person's): {shown}")
     if unrelated:
         actions.append("merge of an unrelated history (a second root)")
     if overridden:
@@ -920,13 +942,84 @@ def evaluate(
         judge = judge._replace(config_changes=())
     if Rule.CONFIG in rules_to_check:
         violations += rule10_config(judge, flips, parents, staged, config_name)
+    if Rule.PROTECTED in rules_to_check and judge.changed is not None and not establishing:
+        violations += rule14_change(parents, judge.changed, names)
+    added = [] if establishing or staged is None else added_features(parents, staged)
     kept, overridden, reason = apply_override(violations, message)
     actions = person_actions(
-        judge, unblocked, overridden, reason, unrelated_history(parents, merge_base)
+        judge, unblocked, overridden, reason, unrelated_history(parents, merge_base), added
     )
     if Rule.PERSON in rules_to_check:
         kept += rule11_person(judge, actions, signature)
     return Report(kept, overridden, flips, reason, staged, actions)
+
+
+def added_features(parents: Sequence[Side], staged: features.FeatureList) -> list[str]:
+    """The ids of ``staged`` that no parent's list holds: features this change appends."""
+    lists = [p.features for p in parents if p.features is not None]
+    if not lists:
+        return []
+    ids = staged.table.ids
+    if any(lst.table.ids == ids for lst in lists):
+        return []
+    known = {i for lst in lists for i in lst.table.ids}
+    return [i for i in ids if i not in known]
+
+
+def ground_of(
+    parents: Sequence[Side], changed: Changed, names: tuple[str, str, str]
+) -> protected.Ground:
+    """The parent's ground (every parent's, for a merge): the committed features' oracles,
+    the enforcement files, the decision records. Built once per parent list."""
+    from shiftkit.core import features
+    from shiftkit.core import protected as protected_mod
+
+    lists = tuple(p.features for p in parents if p.features is not None)
+    key = (changed.default, changed.verify, changed.decisions, names)
+    cached = _GROUNDS.get(tuple(map(id, lists)))
+    if cached is not None and cached[0] == lists and cached[1] == key:
+        return cached[2]
+    items = [
+        (f.id, features.effective_verify(f, changed.verify), f.oracle)
+        for lst in lists
+        for f in lst.features
+    ]
+    found = protected_mod.ground(
+        items, changed.default, changed.decisions, protected_mod.protocol_files(*names)
+    )
+    if len(_GROUNDS) > 8:
+        _GROUNDS.clear()
+    _GROUNDS[tuple(map(id, lists))] = (lists, key, found)
+    return found
+
+
+_GROUNDS: dict[
+    tuple[int, ...], tuple[tuple[features.FeatureList, ...], tuple[Any, ...], protected.Ground]
+] = {}
+
+
+def rule14_change(
+    parents: Sequence[Side], changed: Changed, names: tuple[str, str, str]
+) -> list[Violation]:
+    """Rule 14 over a change, the parent's ground built only when a row can touch it."""
+    from shiftkit.core import protected as protected_mod
+
+    if not protected_mod.may_touch(changed.rows, protected_mod.protocol_files(*names)):
+        return []
+    ground = changed.ground or ground_of(parents, changed, names)
+    return rule14_protected(ground, changed.rows, changed.texts)
+
+
+def rule14_protected(
+    ground: protected.Ground,
+    rows: Sequence[tuple[str, str]],
+    texts: Mapping[str, tuple[str | None, str | None]],
+) -> list[Violation]:
+    """Rule 14 (`protected.violations`, which the commit-msg hook calls itself on a commit
+    that stages no protocol file)."""
+    from shiftkit.core import protected as protected_mod
+
+    return protected_mod.violations(ground, rows, texts)
 
 
 def features_blocked(feature_list: features.FeatureList) -> list[str]:

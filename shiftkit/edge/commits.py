@@ -39,7 +39,7 @@ def judge_commit(
     """``history``: what `audit` has read of the commits it judges (`edge.history`); without
     it, the commit's files are read here."""
     from shiftkit.core import features, rules
-    from shiftkit.edge import judge, snapshot
+    from shiftkit.edge import judge, protection, snapshot
 
     checked, trust = None, None
     if history is None:
@@ -59,6 +59,11 @@ def judge_commit(
         names = judge.names(settings.parent)
     if checked is None:
         trust = snapshot.trust(sides, blobs, common_dir)
+    if history is None:
+        rows, pairs = protection.commit_rows(root, commit.oid, commit.parents)
+        change = protection.changed(root, settings.parent, rows, pairs)
+    else:
+        change = history.changed(commit, settings.parent)
     base = None
     if len(commit.parents) > 1:
         base = (
@@ -96,7 +101,7 @@ def judge_commit(
         claim_problem=claim_problem,
         verification=verification,
         **(trust or {}),
-        judge=settings.judge,
+        judge=settings.judge._replace(changed=change),
         merge_base=base,
         signature=lambda: judge.signatures_problem(root, commit.oid, settings),
         checked=checked

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
-from shiftkit.core import features, rules
-from shiftkit.edge import gitio, judge, snapshot
+from shiftkit.core import features, protected, rules
+from shiftkit.core.config import Config
+from shiftkit.edge import gitio, judge, protection, snapshot
 from shiftkit.edge.revisions import LEDGER_FILE, Commit, decision_numbers, ledger_changed
 
 Blob = tuple[str, str]  # (object id, text)
@@ -151,7 +152,7 @@ class History:
         self.root, self.common_dir = root, common_dir
         single = [c for c in commits if len(c.parents) == 1]
         self._parent = {c.oid: c.parents[0] for c in single}
-        self._changes = _changed_paths(root, [c.oid for c in single])
+        self._changes, self._rows = _changed_paths(root, [c.oid for c in single])
         self._next = {a.oid: b for a, b in itertools.pairwise(commits)}
         self._ids: dict[str, dict[str, str | None]] = {}  # commit -> path -> blob id
         self._cats: dict[str, _Cat] = {}
@@ -341,6 +342,23 @@ class History:
                 return []
         return decision_numbers(self.root, commit.oid, commit.parents, folder)
 
+    def changed(self, commit: Commit, cfg: Config) -> rules.Changed:
+        """Rule 14's rows of the commit (from the bulk diff; a merge's asked of git) and the
+        texts it reads, through this reader's caches."""
+        found = self._rows.get(commit.oid)
+        if found is None:
+            rows, pairs = protection.commit_rows(self.root, commit.oid, commit.parents)
+        else:
+            rows, pairs = found
+        needed = protected.texts_needed(rows, cfg.decisions)
+        oids = [oid for path in needed for oid in pairs.get(path, (None, None))]
+        self.fetch(oids)
+        texts = {
+            path: (self.text(oids[2 * i]), self.text(oids[2 * i + 1]))
+            for i, path in enumerate(needed)
+        }
+        return rules.Changed(tuple(rows), texts, cfg.oracle, cfg.verify, cfg.decisions)
+
     def merge_base(self, commit: Commit, source: str) -> rules.MergeBase:
         """`snapshot.merge_base` of a merge, the lists read through this reader's caches."""
         first, *others = commit.parents
@@ -370,28 +388,43 @@ def _plain(path: str) -> bool:
     return bool(path) and all(part not in ("", ".", "..") for part in parts)
 
 
-def _changed_paths(root: Path, oids: Sequence[str]) -> dict[str, dict[str, tuple[str, str]]]:
+Rows = tuple[list[tuple[str, str]], dict[str, tuple[str | None, str | None]]]
+
+
+def _changed_paths(
+    root: Path, oids: Sequence[str]
+) -> tuple[dict[str, dict[str, tuple[str, str]]], dict[str, Rows]]:
     """For each commit with one parent: (new mode, new blob id) of every path its diff against
-    the parent touches, in one `git diff-tree`."""
+    the parent touches, and rule 14's rows of it (`protection.raw_rows`), in one
+    `git diff-tree`."""
     if not oids:
-        return {}
+        return {}, {}
     args = ["diff-tree", "--stdin", "--always", "-r", "--no-renames", "-z"]
     code, out, err = gitio.plumb(args, root, "".join(f"{oid}\n" for oid in oids).encode())
     if code != 0:
         raise gitio.GitFailed(args, code, err.decode("utf-8", "replace"))
     result: dict[str, dict[str, tuple[str, str]]] = {}
+    rows: dict[str, Rows] = {}
     current: dict[str, tuple[str, str]] = {}
+    row: Rows = ([], {})
     fields = out.split(b"\0")
     index = 0
     while index < len(fields):
         field = fields[index]
         if field.startswith(b":"):
-            _, new_mode, _, new_oid, _ = field[1:].decode().split(" ")
+            _, new_mode, old_oid, new_oid, status = field[1:].decode().split(" ")
             path = fields[index + 1].decode("utf-8", "surrogateescape")
             current[path] = (new_mode, new_oid)
+            row[0].append(("A" if status == "A" else "D" if status == "D" else "M", path))
+            row[1][path] = (
+                old_oid if old_oid.strip("0") else None,
+                new_oid if new_oid.strip("0") else None,
+            )
             index += 2
             continue
         if field:
-            current = result.setdefault(field.decode().strip(), {})
+            oid = field.decode().strip()
+            current = result.setdefault(oid, {})
+            row = rows.setdefault(oid, ([], {}))
         index += 1
-    return result
+    return result, rows

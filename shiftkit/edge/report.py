@@ -95,7 +95,8 @@ def steps(ctx: Context, selected: Sequence[Commit]) -> list[Step]:
             table_of[commit.oid] = table
             flipped, demoted = _flips(old_table, table)
             reverted = _reverted(base, current) if base is not None else ()
-            result.append(_step(commit, time, table, flipped, demoted, reverted))
+            added = _added(old_table, table) if len(commit.parents) == 1 else ()
+            result.append(_step(commit, time, table, flipped, demoted, reverted, added=added))
     return result
 
 
@@ -107,6 +108,7 @@ def _step(
     demoted: tuple[str, ...] = (),
     reverted: tuple[str, ...] = (),
     readable: bool = True,
+    added: tuple[str, ...] = (),
 ) -> Step:
     passing = _count_passing(table.flags)
     return Step(
@@ -120,7 +122,16 @@ def _step(
         demoted,
         reverted,
         readable,
+        added,
     )
+
+
+def _added(old: features.Table | None, new: features.Table) -> tuple[str, ...]:
+    """The ids ``new`` appends to ``old`` (none when there was no list: it is established)."""
+    if old is None or old.ids == new.ids:
+        return ()
+    known = set(old.ids)
+    return tuple(i for i in new.ids if i not in known)
 
 
 _PASS_MARKS = bytes(1 if flags & features.PASSES else 0 for flags in range(256))
