@@ -183,6 +183,12 @@ def test_ci_check_runs_the_affected_first_and_names_the_breaking_commit(scaffold
     assert f"FAILED F002: exit 1; it first fails at {breaking[:7]}" in said.stdout
     assert git_ok(scaffold, "rev-parse", "HEAD").strip() != base  # (nothing demoted)
     assert _passes(scaffold, "HEAD", "F002")
+    # A fresh clone (CI's) has no recorded pass: the last pass is F002's `finish`.
+    fresh = scaffold.parent / "fresh"
+    git_ok(scaffold.parent, "clone", "-q", str(scaffold), str(fresh))
+    again = shiftkit(fresh, "check", "--no-demote", "--isolated", "--since", base, "--json")
+    assert again.returncode == 1, again.output
+    assert json.loads(again.stdout)["failed"][0]["broken_by"] == breaking
     bad = shiftkit(scaffold, "check", "--since", "no-such-rev")
     assert bad.returncode == 2 and bad.stderr.count("shiftkit:") == 1, bad.output
 
