@@ -158,7 +158,10 @@ def reverify_script(project: Path) -> str:
     steps = workflow["jobs"]["audit"]["steps"]
     runs = [s.get("run", "") for s in steps]
     assert '"$SHIFTKIT" audit' in runs, "the rules over all protocol history"
-    assert '"$SHIFTKIT" check --no-demote --isolated' in runs, "every feature at the tip"
+    # Every feature at the tip, those the new commits can break first (decision 0056).
+    [check] = [r for r in runs if r.startswith('"$SHIFTKIT" check --no-demote --isolated')]
+    assert '${SINCE:+--since "$SINCE"}' in check
+    assert steps.index(step) < runs.index(check), "after the step that finds SINCE"
     # Repository code inside the verdict runs with a scrubbed environment (decision 0044).
     assert all("--isolated" in r for r in runs if "--reverify" in r or " check" in r)
     # No repository code before (or instead of) the verdict: no ./init.sh step, and shiftkit

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from conftest import git, git_ok, ok, shell_features, shiftkit
+from test_parallel import _machines
 
 FEATURE = "F001"
 
@@ -183,6 +184,12 @@ def test_ci_check_runs_the_affected_first_and_names_the_breaking_commit(scaffold
     assert f"FAILED F002: exit 1; it first fails at {breaking[:7]}" in said.stdout
     assert git_ok(scaffold, "rev-parse", "HEAD").strip() != base  # (nothing demoted)
     assert _passes(scaffold, "HEAD", "F002")
+    # A fresh clone (CI's) has no recorded pass: the last pass is F002's `finish`.
+    fresh = scaffold.parent / "fresh"
+    git_ok(scaffold.parent, "clone", "-q", str(scaffold), str(fresh))
+    again = shiftkit(fresh, "check", "--no-demote", "--isolated", "--since", base, "--json")
+    assert again.returncode == 1, again.output
+    assert json.loads(again.stdout)["failed"][0]["broken_by"] == breaking
     bad = shiftkit(scaffold, "check", "--since", "no-such-rev")
     assert bad.returncode == 2 and bad.stderr.count("shiftkit:") == 1, bad.output
 
@@ -203,3 +210,32 @@ def test_a_failed_sync_merge_quotes_gits_conflict_lines(scaffold: Path, tmp_path
     assert "Auto-merging" not in synced.stderr
     assert all(line.count("shiftkit:") == 1 for line in synced.stderr.splitlines())
     assert git_ok(two, "rev-parse", "HEAD") == head and git_ok(two, "status", "--porcelain") == ""
+
+
+def test_sync_re_verifies_incoming_flips_at_once(scaffold: Path, tmp_path: Path) -> None:
+    """Two teammate's flips whose verifiers each take a second: `sync -j 2` runs them side by
+    side (each writes when it starts and ends, outside the checkout)."""
+    times = tmp_path / "runs.txt"
+    for name in ("a", "b"):
+        stamp = f"echo {name} start $(date +%s.%N) >> {times}"
+        done = f"echo {name} end $(date +%s.%N) >> {times}"
+        verifier = f"{stamp}; sleep 1; test -f {name}.txt; {done}"
+        ok(scaffold, "add", "--description", f"{name} exists", "--step", "s", "--verify", verifier)
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    listed = json.loads((one / "features.json").read_text())["features"]
+    for name in ("a", "b"):
+        feature_id = next(f["id"] for f in listed if f["description"] == f"{name} exists")
+        ok(one, "claim", feature_id)
+        (one / f"{name}.txt").write_text(f"{name}\n")
+        git_ok(one, "add", f"{name}.txt")
+        ok(one, "finish", "-m", f"{name}.txt exists")
+    times.write_text("")
+    synced = shiftkit(two, "sync", "-j", "2")
+    assert synced.returncode == 0 and "fast-forwarded" in synced.stdout, synced.output
+    seen = {
+        (name, what): float(at)
+        for name, what, at in (line.split() for line in times.read_text().splitlines())
+    }
+    assert set(seen) == {("a", "start"), ("a", "end"), ("b", "start"), ("b", "end")}, seen
+    assert seen[("a", "start")] < seen[("b", "end")] and seen[("b", "start")] < seen[("a", "end")]
+    assert git_ok(two, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")

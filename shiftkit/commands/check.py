@@ -137,7 +137,7 @@ def verify_head(
     state.stamp_verified(ctx.common_dir, passed)
     failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
     demoted_in: str | None = None
-    blamed = regression.blame(ctx, failing, head) if failing else {}
+    blamed = regression.blame(ctx, failing, head, isolated) if failing else {}
     if failing and demote:
         demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)", blamed)
         state.add_demoted(ctx.git_dir, [feature.id for feature, _ in failing])

@@ -72,12 +72,16 @@ def passed_at(common_dir: Path, tree: str, command: str) -> bool:
     ) or verify.is_cached(common_dir, tree, command)
 
 
-def window(common_dir: Path, steps: list[Step], feature_id: str, command: str) -> int | None:
+def window(
+    common_dir: Path, steps: list[Step], feature_id: str, command: str, trust_cache: bool = True
+) -> int | None:
     """The index (in ``steps``, newest first) of the newest commit before the tip known to
-    pass: its tree's pass recorded, or a `finish` of the feature (verified there); None when
-    none is within the search."""
+    pass: its tree's pass recorded (unless not ``trust_cache``), or a `finish` of the feature
+    (verified there); None when none is within the search."""
     for index, step in enumerate(steps[1:], start=1):
-        if feature_id in step.features or passed_at(common_dir, step.tree, command):
+        if feature_id in step.features:
+            return index
+        if trust_cache and passed_at(common_dir, step.tree, command):
             return index
     return None
 
@@ -90,21 +94,23 @@ def find(
     tip: str,
     init: str,
     timeout: float,
+    isolated: bool = False,
 ) -> Culprit | None:
     """The first commit on ``tip``'s first-parent line since ``feature_id`` last passed at
-    which ``command`` fails, ``tip`` itself known to fail; None without a history to search."""
+    which ``command`` fails, ``tip`` itself known to fail; None without a history to search.
+    ``isolated`` (CI): each run in `verify.isolated_environment`, no recorded pass trusted."""
     steps = first_parent(root, tip)
     if not steps:
         return None
-    good = window(common_dir, steps, feature_id, command)
+    good = window(common_dir, steps, feature_id, command, trust_cache=not isolated)
     older = steps[1 : good if good is not None else len(steps)]
     span = [*reversed(older), steps[0]]  # oldest first, the failing tip last
     since = steps[good].oid if good is not None else None
 
     def passes(step: Step) -> bool:
-        if passed_at(common_dir, step.tree, command):
+        if not isolated and passed_at(common_dir, step.tree, command):
             return True
-        outcome = verify.run_in_checkout(root, step.tree, command, init, timeout)
+        outcome = verify.run_in_checkout(root, step.tree, command, init, timeout, isolated)
         if outcome.ok:
             verify.record_pass(common_dir, step.tree, verify.cache_command(command, CHECKOUT))
         return outcome.ok

@@ -214,9 +214,11 @@ def blame(
     ctx: Context,
     failing: Sequence[tuple[features.Feature, verify.Outcome]],
     tip: str | None = None,
+    isolated: bool = False,
 ) -> dict[str, culprit.Culprit]:
     """Who broke each of ``failing`` (its verifier fails at ``tip``, default HEAD): the first
-    commit since its last pass at which it fails (`culprit.find`, a bounded bisect)."""
+    commit since its last pass at which it fails (`culprit.find`, a bounded bisect;
+    ``isolated``: its runs in `verify.isolated_environment`)."""
     tip = tip or gitio.head_oid(ctx.root)
     if tip is None:
         return {}
@@ -230,6 +232,7 @@ def blame(
             tip,
             cfg.init,
             cfg.verify_timeout,
+            isolated,
         )
         if named is not None:
             found[feature.id] = named
