@@ -419,25 +419,22 @@ def shell(format_: str, command: str) -> Call:
     return Call("exec_command", {"cmd": command, "yield_time_ms": 110_000})
 
 
-def shift(implementations: dict[str, str], names: dict[str, str]) -> Script:
-    """A model that works one feature per session: `shiftkit claim`, append the claimed
-    feature's implementation (``names``: feature id → key of ``implementations``, file text
-    to append to calc/ops.py), `shiftkit finish`, then says it is done. Stateless: where it
-    is in the shift is read from the conversation the harness sends."""
+def shift(work: dict[str, str]) -> Script:
+    """A model that works one feature per session: `shiftkit claim`, then the shell command
+    ``work`` names for the feature it was given, `shiftkit finish`, and says it is done.
+    Stateless: where it is in the shift is read from the conversation the harness sends."""
 
     def next_step(_server: ModelServer, body: dict[str, Any]) -> Step:
         format_ = "anthropic" if "messages" in body else "responses"
         calls, outputs = history(body)
         done = len(calls)
-        claimed = next((f for f in names if outputs and f"claimed {f}" in outputs[0]), None)
+        claimed = next((f for f in work if outputs and f"claimed {f}" in outputs[0]), None)
         if done == 0:
             return Step(calls=[shell(format_, "shiftkit claim")], input_tokens=3000)
         if done == 1:
             if claimed is None:
                 return Step(text=f"Nothing to claim: {outputs[-1][:200]}")
-            body_text = implementations[names[claimed]]
-            command = f"cat >> calc/ops.py <<'PYEOF'\n{body_text}PYEOF"
-            return Step(calls=[shell(format_, command)], input_tokens=3500, cache_read=2000)
+            return Step(calls=[shell(format_, work[claimed])], input_tokens=3500, cache_read=2000)
         if done == 2:
             return Step(
                 calls=[shell(format_, f"shiftkit finish -m 'Make {claimed} work'")],
@@ -448,3 +445,11 @@ def shift(implementations: dict[str, str], names: dict[str, str]) -> Script:
         return Step(text="Done: the feature passes.", input_tokens=4500, output_tokens=20)
 
     return next_step
+
+
+def calc_work(implementations: dict[str, str], names: dict[str, str]) -> dict[str, str]:
+    """Each calc feature's work: append its implementation to calc/ops.py."""
+    return {
+        feature: f"cat >> calc/ops.py <<'PYEOF'\n{implementations[name]}PYEOF"
+        for feature, name in names.items()
+    }

@@ -501,3 +501,44 @@ def test_any_bytes_as_a_rollout_file_are_no_traceback(
     result = shiftkit(scaffold, "usage", "record", "--transcript", str(path), "--session", "f")
     assert "Traceback" not in result.output
     assert result.returncode == 0, result.output
+
+
+# -- Codex 0.169's per-response records --------------------------------------------------------
+
+
+def record_line(at: str, response: str, i: int, cached: int, o: int, reasoning: int) -> str:
+    usage = {
+        "input_tokens": i,
+        "cached_input_tokens": cached,
+        "cache_write_input_tokens": 0,
+        "output_tokens": o,
+        "reasoning_output_tokens": reasoning,
+        "total_tokens": i + o,
+    }
+    payload = {"thread_id": "t", "turn_id": "u", "response_id": response, "usage": usage}
+    return json.dumps({"timestamp": at, "type": "token_usage_record", "payload": payload})
+
+
+def test_token_usage_records_are_the_responses_each_once_by_id() -> None:
+    """A rollout with `token_usage_record` lines (as Codex 0.169 writes them, one per model
+    response): each is one response by its id, a copied line adds nothing, the cumulative
+    `token_count` lines beside them are not counted again, and the output is output_tokens
+    (the reasoning inside it, never added)."""
+    first = record_line("2026-12-01T10:00:01.000Z", "resp_a", 1000, 200, 50, 20)
+    second = record_line("2026-12-01T10:00:02.000Z", "resp_b", 3000, 1000, 70, 0)
+    total = {"input_tokens": 4000, "cached_input_tokens": 1200, "output_tokens": 120}
+    text = "\n".join(
+        [
+            META,
+            first,
+            token_line("2026-12-01T10:00:01.100Z", total),
+            second,
+            first,  # a copy of a line (a resumed session replays)
+            token_line("2026-12-01T10:00:02.100Z", total),
+        ]
+    )
+    found = rollout.turns(text, "t")
+    assert [(m.id, m.usage) for m in found] == [
+        ("t#resp_a", Usage(800, 200, 0, 50)),
+        ("t#resp_b", Usage(2000, 1000, 0, 70)),
+    ]

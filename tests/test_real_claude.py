@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import harnesses
-from conftest import GOOD_IMPL, git_ok, ok, shiftkit
-from model_server import Call, ModelServer, Step, shell, shift, steps, texts
+from conftest import GOOD_IMPL, git_ok, ok, shell_features, shiftkit
+from model_server import Call, ModelServer, Step, calc_work, shell, shift, steps, texts
 
 HOOK_ERROR = "PreToolUse:Bash hook error: "
 STOP_FEEDBACK = "Stop hook feedback:\n"
 NAMES = {"F001": "add", "F002": "sub", "F003": "mul"}
+FILES = {"F001": "a.txt", "F002": "b.txt", "F003": "c.txt"}
+FILE_WORK = {feature: f"echo done > {name}" for feature, name in FILES.items()}
 
 
 def wrapper_text(message: str, start: str, script: str) -> int:
@@ -59,7 +61,7 @@ def f000_done(project: Path) -> None:
 
 def test_a_whole_shift_brief_claim_edit_finish_and_its_usage(calc: Path, tmp_path: Path) -> None:
     f000_done(calc)
-    with ModelServer(shift(GOOD_IMPL, NAMES)) as server:
+    with ModelServer(shift(calc_work(GOOD_IMPL, NAMES))) as server:
         claude = harnesses.claude(server.url, tmp_path / "claude-home")
         result = claude.run(calc, "You are one shift of a long-running project.")
     assert result.returncode == 0, result.stderr
@@ -127,15 +129,19 @@ def test_a_resumed_session_is_the_same_session(scaffold: Path, tmp_path: Path) -
     assert sessions_in(scaffold) == [session]
 
 
-def test_run_drives_claude_code_through_three_features(calc: Path, tmp_path: Path) -> None:
+def test_run_drives_claude_code_through_three_features(scaffold: Path, tmp_path: Path) -> None:
+    """Three features whose verifiers are quick (`test -f`): the time is the harness's and
+    shiftkit's, not a test runner's."""
+    calc = scaffold
+    shell_features(calc, *FILES.values())
     f000_done(calc)
-    with ModelServer(shift(GOOD_IMPL, NAMES)) as server:
+    with ModelServer(shift(FILE_WORK)) as server:
         claude = harnesses.claude(server.url, tmp_path / "claude-home")
         env = {**claude.env, "PATH": f"{claude.binary.parent}{os.pathsep}{os.environ['PATH']}"}
         result = shiftkit(calc, "run", "--agent", "claude", "--max-sessions", "5", env=env)
     assert result.returncode == 0, result.output
     assert "all 4 features pass (checked at HEAD)" in result.output
     rows = json.loads(ok(calc, "cost", "--json"))["features"]
-    for feature in NAMES:  # cost per feature, from the real transcripts, in dollars
+    for feature in FILES:  # cost per feature, from the real transcripts, in dollars
         assert rows[feature]["input"] > 0 and rows[feature]["usd"] > 0, rows[feature]
     assert len(sessions_in(calc)) == 3

@@ -15,13 +15,15 @@ from typing import Any
 
 import harnesses
 import pytest
-from conftest import GOOD_IMPL, git_ok, ok, shiftkit
-from model_server import Call, ModelServer, Step, shell, shift, steps, texts
+from conftest import GOOD_IMPL, git_ok, ok, shell_features, shiftkit
+from model_server import Call, ModelServer, Step, calc_work, shell, shift, steps, texts
 
 from shiftkit.core import loop, rollout
 
 BYPASS = "--dangerously-bypass-hook-trust"
 NAMES = {"F001": "add", "F002": "sub", "F003": "mul"}
+FILES = {"F001": "a.txt", "F002": "b.txt", "F003": "c.txt"}
+FILE_WORK = {feature: f"echo done > {name}" for feature, name in FILES.items()}
 FIXTURE = Path(__file__).parent / "data" / "codex-rollout.jsonl"
 BLOCKED = "Command blocked by PreToolUse hook: "
 
@@ -142,11 +144,10 @@ def test_a_whole_shift_and_session_end_records_each_response_once(
     calc: Path, tmp_path: Path
 ) -> None:
     f000_done(calc)
-    with ModelServer(shift(GOOD_IMPL, NAMES), model=harnesses.CODEX_MODEL) as server:
+    with ModelServer(shift(calc_work(GOOD_IMPL, NAMES)), model=harnesses.CODEX_MODEL) as server:
         codex = harnesses.codex(server.url, tmp_path / "codex-home", [calc])
         result = codex.run(calc, "You are one shift of a long-running project.", *preset(calc))
     assert result.returncode == 0, result.stderr
-    print(model_read(server)[-6:])
     first = " ".join(texts(server.main_requests()[0].body.get("input")))
     assert "# shiftkit start" in first and "next: F001" in first
     assert json.loads(ok(calc, "show", "F001", "--json"))["passes"] is True
@@ -184,16 +185,20 @@ def test_a_resumed_session_is_the_same_session(scaffold: Path, tmp_path: Path) -
     assert remembered["session"] == thread
 
 
-def test_run_drives_codex_through_three_features(calc: Path, tmp_path: Path) -> None:
+def test_run_drives_codex_through_three_features(scaffold: Path, tmp_path: Path) -> None:
+    """Three features whose verifiers are quick (`test -f`): the time is the harness's and
+    shiftkit's, not a test runner's."""
+    calc = scaffold
+    shell_features(calc, *FILES.values())
     f000_done(calc)
-    with ModelServer(shift(GOOD_IMPL, NAMES), model=harnesses.CODEX_MODEL) as server:
+    with ModelServer(shift(FILE_WORK), model=harnesses.CODEX_MODEL) as server:
         codex = harnesses.codex(server.url, tmp_path / "codex-home", [calc])
         env = with_codex(codex.env, codex)
         result = shiftkit(calc, "run", "--agent", "codex", BYPASS, "--max-sessions", "5", env=env)
     assert result.returncode == 0, result.output
     assert "all 4 features pass (checked at HEAD)" in result.output
     rows = json.loads(ok(calc, "cost", "--json"))["features"]
-    for feature in NAMES:  # cost per feature, from the real rollouts, in dollars
+    for feature in FILES:  # cost per feature, from the real rollouts, in dollars
         assert rows[feature]["input"] > 0 and rows[feature]["usd"] > 0, rows[feature]
     by_session = json.loads(ok(calc, "cost", "--by", "session", "--json"))["by_session"]
     assert len([key for key in by_session if key != "manual"]) == 3
