@@ -285,3 +285,42 @@ def test_start_and_setup_say_when_the_installation_is_not_the_one_recorded(
     rules.write_text(rules.read_text() + "\n# every rule passes now\n")
     edited = run([*python, "start", "--brief"], scaffold, env=env)
     assert "its package's files changed" in edited.stdout, edited.stdout
+
+
+# -- claim refs by shiftkit only; a planted one is a person's to release (decision 0063) -------
+
+
+def test_a_planted_claim_is_denied_shown_and_released_on_the_server(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`git push origin HEAD:refs/shiftkit/claims/F001` was allowed: other clones were then
+    refused F001 and told to run a local `git update-ref -d`, which the guard denies and
+    which leaves the server's ref. The guard now denies the push; a ref planted anyway is
+    listed as planted or foreign, and `shiftkit release F001 --steal` (a person's) deletes
+    it on the server."""
+    from test_parallel import _machines, _server_claims
+
+    bare, (planter, other) = _machines(scaffold, tmp_path, ("planter", "other"))
+    plant = "git push -q origin HEAD:refs/shiftkit/claims/F001"
+    code, said = guarded(planter, plant)
+    assert code == 2 and "claim ref by hand" in said, said
+    for command in (
+        "git push origin :refs/shiftkit/claims/F001",
+        "git update-ref -d refs/shiftkit/claims/F001",
+    ):
+        assert guarded(other, command)[0] == 2, command
+    assert run(["bash", "-c", plant], planter).returncode == 0  # forced past the guard
+    assert "F001" in _server_claims(bare)
+    listed = shiftkit(other, "claims")
+    assert listed.returncode == 0, listed.output
+    assert "F001  PLANTED OR FOREIGN" in listed.stdout, listed.stdout
+    refused = shiftkit(other, "claim", "F001")
+    assert refused.returncode in (1, 3) and "planted or foreign claim" in refused.stderr
+    assert "`shiftkit release F001 --steal`" in refused.stderr, refused.stderr
+    assert guarded(other, "shiftkit release F001 --steal")[0] == 2  # a person's
+    released = shiftkit(other, "release", "F001", "--steal")
+    assert released.returncode == 0, released.output
+    assert "F001" not in _server_claims(bare)
+    claimed = shiftkit(other, "claim", "F001")
+    assert claimed.returncode == 0, claimed.output
+    assert "F001" in _server_claims(bare)

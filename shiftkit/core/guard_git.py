@@ -360,6 +360,14 @@ def _check_sharing(sub: str, options: Options) -> str | None:
         or name == "-d"
         for name in names
     )
+    claims = [spec for spec in options.positional[1:] if _claim_ref(spec)]
+    if claims:
+        return (
+            f"`git push {claims[0]}` writes a claim ref by hand; claims change only through "
+            f"shiftkit (`shiftkit claim`, `shiftkit release`), which writes a record other "
+            f"clones can read; a planted or foreign claim is a person's to release with "
+            f"`shiftkit release ID --steal`"
+        )
     dropping = [spec for spec in options.positional[1:] if spec.startswith(("+", ":"))]
     if forced or dropping:
         return (
@@ -367,6 +375,17 @@ def _check_sharing(sub: str, options: Options) -> str | None:
             "may hold: a person's to do; share work with `shiftkit sync` or a plain `git push`"
         )
     return None
+
+
+CLAIM_REF = re.compile(r"^refs/shiftkit/|^refs/.*\bshiftkit-claims/")
+
+
+def _claim_ref(spec: str) -> bool:
+    """Whether a push refspec's destination is a claim ref: under `refs/shiftkit/` (the
+    default `ref_prefix`) or a `shiftkit-claims/` folder (the prefix the README suggests for a
+    host that allows only branches)."""
+    destination = spec.lstrip("+").rpartition(":")[2] or spec.lstrip("+")
+    return CLAIM_REF.search(destination) is not None
 
 
 def _check_history(sub: str, options: Options) -> str | None:
