@@ -324,3 +324,89 @@ def test_a_planted_claim_is_denied_shown_and_released_on_the_server(
     claimed = shiftkit(other, "claim", "F001")
     assert claimed.returncode == 0, claimed.output
     assert "F001" in _server_claims(bare)
+
+
+# -- false denials removed, one rule for file tools and the shell (decision 0063) -------------
+
+SITE_RECORDS = ("claude-progress.txt", "progress-archive.txt", ".shiftkit/ledger.jsonl")
+# (command, None when allowed, else a word of the reason), through the real CLI in a scaffold.
+ORDINARY: list[tuple[str, str | None]] = [
+    ("git pull --rebase", "shiftkit sync"),  # still denied; no longer recommends a denied pull
+    ("git cherry-pick -n HEAD", None),
+    ("git cherry-pick --no-commit HEAD", None),
+    ("git cherry-pick HEAD", "cherry-pick"),
+    ("git worktree add -q ../sibling -b side", None),
+    ("git worktree add -q ../sibling -b side && cd ../sibling && git commit -n -m x", "-n"),
+    (
+        "git worktree add -q ../sibling -b side && git -C ../sibling config core.hooksPath /x",
+        "hooksPath",
+    ),
+    ("python -c \"import pandas as pd; pd.read_json('features.json')\"", None),
+    ("python3 -c \"import json; json.load(open('claude-progress.txt'))\"", None),
+    ("cat claude-progress.txt && tail -3 .shiftkit/ledger.jsonl", None),
+    ("echo '## note' >> claude-progress.txt", "record only shiftkit writes"),
+    ("sed -i 1d .shiftkit/ledger.jsonl", "record only shiftkit writes"),
+    ("cp /tmp/old.txt progress-archive.txt", "record only shiftkit writes"),
+    ("rm claude-progress.txt", "record only shiftkit writes"),
+]
+
+
+@pytest.mark.parametrize(("command", "mentions"), ORDINARY)
+def test_ordinary_commands_through_the_hook(
+    scaffold: Path, command: str, mentions: str | None
+) -> None:
+    code, said = guarded(scaffold, command)
+    if mentions is None:
+        assert (code, said) == (0, ""), said
+    else:
+        assert code == 2 and mentions in said and said.count("\n") == 1, said
+
+
+@pytest.mark.parametrize("record", ["claude-progress.txt", ".shiftkit/ledger.jsonl"])
+def test_file_tools_and_the_shell_agree_on_the_records(scaffold: Path, record: str) -> None:
+    """Write/Edit of the progress log and the ledger were denied while the same write through
+    Bash was allowed: one rule now, the same reason."""
+    payload = json.dumps(
+        {
+            "session_id": "s",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(scaffold / record), "content": "x\n"},
+            "cwd": str(scaffold),
+        }
+    )
+    written = shiftkit(scaffold, "guard", input=payload)
+    shell = guarded(scaffold, f"printf 'x\\n' > {record}")
+    assert written.returncode == 2 and shell[0] == 2, (written.output, shell)
+    assert "record only shiftkit writes" in written.stderr and "record only" in shell[1]
+
+
+def test_a_sibling_worktree_is_this_project_in_later_calls(scaffold: Path) -> None:
+    """A sibling worktree is a common layout (allowed now); the guard reads the repository's
+    worktrees, so a later call there is judged as this project's, not another repository's."""
+    made = run(["bash", "-c", "git worktree add -q ../sibling -b side"], scaffold)
+    assert made.returncode == 0, made.output
+    sibling = scaffold.parent / "sibling"
+    for command in (
+        "cd ../sibling && git config core.hooksPath /dev/null",
+        f"git -C {sibling} commit --no-verify -m x",
+        f"rm -rf {sibling}/../{scaffold.name}/.git/hooks",
+    ):
+        assert guarded(scaffold, command)[0] == 2, command
+    code, said = guarded(sibling, "git config core.hooksPath /dev/null")
+    assert code == 2 and "hooksPath" in said, said
+    assert guarded(scaffold, "cd ../sibling && git status")[0] == 0
+
+
+def test_the_readme_names_every_enforcement_key() -> None:
+    import re
+
+    from conftest import REPO_ROOT
+
+    from shiftkit.core.config import ENFORCEMENT_KEYS
+
+    text = (REPO_ROOT / "README.md").read_text()
+    item = text[text.index("10. A commit that changes an enforcement setting") :]
+    item = item[: item.index("\n11. ")]
+    named = re.findall(r"`([a-z_.]+)`", item.split("(", 1)[1].split(")", 1)[0])
+    assert named[0] != ".shiftkit.toml" and tuple(named) == ENFORCEMENT_KEYS
