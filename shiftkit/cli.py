@@ -555,6 +555,12 @@ def claims_cmd(as_json: bool) -> int:
     for row in rows if not as_json else []:
         stale = f"  STALE? {row['stale']}" if row["stale"] else ""
         where = f" [{row['where']}]" if row["where"] != "here" else ""
+        if "broken" in row:
+            click.echo(
+                f"{row['id']}  PLANTED OR FOREIGN: {row['broken']} (not a claim shiftkit "
+                f"wrote){where}; a person releases it with `shiftkit release {row['id']} --steal`"
+            )
+            continue
         click.echo(
             f"{row['id']}  session {row.get('session', '?')} in {row.get('worktree', '?')} "
             f"since {row.get('taken', '?')}, last heartbeat {row['heartbeat']}{where}{stale}"

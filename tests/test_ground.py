@@ -285,3 +285,128 @@ def test_start_and_setup_say_when_the_installation_is_not_the_one_recorded(
     rules.write_text(rules.read_text() + "\n# every rule passes now\n")
     edited = run([*python, "start", "--brief"], scaffold, env=env)
     assert "its package's files changed" in edited.stdout, edited.stdout
+
+
+# -- claim refs by shiftkit only; a planted one is a person's to release (decision 0063) -------
+
+
+def test_a_planted_claim_is_denied_shown_and_released_on_the_server(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`git push origin HEAD:refs/shiftkit/claims/F001` was allowed: other clones were then
+    refused F001 and told to run a local `git update-ref -d`, which the guard denies and
+    which leaves the server's ref. The guard now denies the push; a ref planted anyway is
+    listed as planted or foreign, and `shiftkit release F001 --steal` (a person's) deletes
+    it on the server."""
+    from test_parallel import _machines, _server_claims
+
+    bare, (planter, other) = _machines(scaffold, tmp_path, ("planter", "other"))
+    plant = "git push -q origin HEAD:refs/shiftkit/claims/F001"
+    code, said = guarded(planter, plant)
+    assert code == 2 and "claim ref by hand" in said, said
+    for command in (
+        "git push origin :refs/shiftkit/claims/F001",
+        "git update-ref -d refs/shiftkit/claims/F001",
+    ):
+        assert guarded(other, command)[0] == 2, command
+    assert run(["bash", "-c", plant], planter).returncode == 0  # forced past the guard
+    assert "F001" in _server_claims(bare)
+    listed = shiftkit(other, "claims")
+    assert listed.returncode == 0, listed.output
+    assert "F001  PLANTED OR FOREIGN" in listed.stdout, listed.stdout
+    refused = shiftkit(other, "claim", "F001")
+    assert refused.returncode in (1, 3) and "planted or foreign claim" in refused.stderr
+    assert "`shiftkit release F001 --steal`" in refused.stderr, refused.stderr
+    assert guarded(other, "shiftkit release F001 --steal")[0] == 2  # a person's
+    released = shiftkit(other, "release", "F001", "--steal")
+    assert released.returncode == 0, released.output
+    assert "F001" not in _server_claims(bare)
+    claimed = shiftkit(other, "claim", "F001")
+    assert claimed.returncode == 0, claimed.output
+    assert "F001" in _server_claims(bare)
+
+
+# -- false denials removed, one rule for file tools and the shell (decision 0063) -------------
+
+SITE_RECORDS = ("claude-progress.txt", "progress-archive.txt", ".shiftkit/ledger.jsonl")
+# (command, None when allowed, else a word of the reason), through the real CLI in a scaffold.
+ORDINARY: list[tuple[str, str | None]] = [
+    ("git pull --rebase", "shiftkit sync"),  # still denied; no longer recommends a denied pull
+    ("git cherry-pick -n HEAD", None),
+    ("git cherry-pick --no-commit HEAD", None),
+    ("git cherry-pick HEAD", "cherry-pick"),
+    ("git worktree add -q ../sibling -b side", None),
+    ("git worktree add -q ../sibling -b side && cd ../sibling && git commit -n -m x", "-n"),
+    (
+        "git worktree add -q ../sibling -b side && git -C ../sibling config core.hooksPath /x",
+        "hooksPath",
+    ),
+    ("python -c \"import pandas as pd; pd.read_json('features.json')\"", None),
+    ("python3 -c \"import json; json.load(open('claude-progress.txt'))\"", None),
+    ("cat claude-progress.txt && tail -3 .shiftkit/ledger.jsonl", None),
+    ("echo '## note' >> claude-progress.txt", "record only shiftkit writes"),
+    ("sed -i 1d .shiftkit/ledger.jsonl", "record only shiftkit writes"),
+    ("cp /tmp/old.txt progress-archive.txt", "record only shiftkit writes"),
+    ("rm claude-progress.txt", "record only shiftkit writes"),
+]
+
+
+@pytest.mark.parametrize(("command", "mentions"), ORDINARY)
+def test_ordinary_commands_through_the_hook(
+    scaffold: Path, command: str, mentions: str | None
+) -> None:
+    code, said = guarded(scaffold, command)
+    if mentions is None:
+        assert (code, said) == (0, ""), said
+    else:
+        assert code == 2 and mentions in said and said.count("\n") == 1, said
+
+
+@pytest.mark.parametrize("record", ["claude-progress.txt", ".shiftkit/ledger.jsonl"])
+def test_file_tools_and_the_shell_agree_on_the_records(scaffold: Path, record: str) -> None:
+    """Write/Edit of the progress log and the ledger were denied while the same write through
+    Bash was allowed: one rule now, the same reason."""
+    payload = json.dumps(
+        {
+            "session_id": "s",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": {"file_path": str(scaffold / record), "content": "x\n"},
+            "cwd": str(scaffold),
+        }
+    )
+    written = shiftkit(scaffold, "guard", input=payload)
+    shell = guarded(scaffold, f"printf 'x\\n' > {record}")
+    assert written.returncode == 2 and shell[0] == 2, (written.output, shell)
+    assert "record only shiftkit writes" in written.stderr and "record only" in shell[1]
+
+
+def test_a_sibling_worktree_is_this_project_in_later_calls(scaffold: Path) -> None:
+    """A sibling worktree is a common layout (allowed now); the guard reads the repository's
+    worktrees, so a later call there is judged as this project's, not another repository's."""
+    made = run(["bash", "-c", "git worktree add -q ../sibling -b side"], scaffold)
+    assert made.returncode == 0, made.output
+    sibling = scaffold.parent / "sibling"
+    for command in (
+        "cd ../sibling && git config core.hooksPath /dev/null",
+        f"git -C {sibling} commit --no-verify -m x",
+        f"rm -rf {sibling}/../{scaffold.name}/.git/hooks",
+    ):
+        assert guarded(scaffold, command)[0] == 2, command
+    code, said = guarded(sibling, "git config core.hooksPath /dev/null")
+    assert code == 2 and "hooksPath" in said, said
+    assert guarded(scaffold, "cd ../sibling && git status")[0] == 0
+
+
+def test_the_readme_names_every_enforcement_key() -> None:
+    import re
+
+    from conftest import REPO_ROOT
+
+    from shiftkit.core.config import ENFORCEMENT_KEYS
+
+    text = (REPO_ROOT / "README.md").read_text()
+    item = text[text.index("10. A commit that changes an enforcement setting") :]
+    item = item[: item.index("\n11. ")]
+    named = re.findall(r"`([a-z_.]+)`", item.split("(", 1)[1].split(")", 1)[0])
+    assert named[0] != ".shiftkit.toml" and tuple(named) == ENFORCEMENT_KEYS

@@ -152,23 +152,37 @@ def test_audit_records_what_it_judged_not_where_rev_points_after(
 
 
 @pytest.mark.parametrize(
-    "command",
+    ("command", "mentions"),
     [
-        "git worktree add /tmp/w && cd /tmp/w && git config core.hooksPath /tmp/nohooks",
-        "git worktree add -b side ../w main",
-        "git worktree move sub/w /tmp/w",
+        (
+            "git worktree add /tmp/w && cd /tmp/w && git config core.hooksPath /tmp/nohooks",
+            "hooksPath",
+        ),
+        ("git worktree add -b side ../w main && cd ../w && git commit -n -m x", "-n"),
+        ("git worktree move sub/w /tmp/w && git -C /tmp/w commit --no-verify -m x", "no-verify"),
     ],
 )
-def test_the_guard_denies_a_worktree_outside_the_project(scaffold: Path, command: str) -> None:
+def test_the_guard_judges_a_worktree_outside_the_project_as_this_one(
+    scaffold: Path, command: str, mentions: str
+) -> None:
     """Outside the project the guard takes commands for another repository's, but a worktree
-    there shares this one's config, hooks and branches."""
+    there shares this one's config, hooks and branches: the guard knows the worktrees a line
+    makes (and, in later calls, the repository's), so it judges commands there as here
+    (decision 0063; a sibling worktree itself is allowed)."""
     result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
     assert result.returncode == 2, result.output
-    assert "worktree" in result.stderr
+    assert mentions in result.stderr
 
 
 @pytest.mark.parametrize(
-    "command", ["git worktree list", "git worktree add build/w", "git worktree prune"]
+    "command",
+    [
+        "git worktree list",
+        "git worktree add build/w",
+        "git worktree prune",
+        "git worktree add -b side ../w main",
+        "git worktree move sub/w /tmp/w",
+    ],
 )
 def test_the_guard_allows_worktrees_inside(scaffold: Path, command: str) -> None:
     result = shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))

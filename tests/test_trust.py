@@ -876,8 +876,8 @@ def test_a_broken_claim_is_reported_not_crashed_on(one_project: Path) -> None:
         assert result.returncode == 0 and "Traceback" not in result.output, result.output
     for feature_id in ("F002", "F003"):
         result = shiftkit(one_project, "claim", feature_id)
-        assert result.returncode == 1 and "broken claim" in result.stderr, result.output
-        assert "git update-ref -d refs/shiftkit/claims/" in result.stderr
+        assert result.returncode == 1 and "planted or foreign claim" in result.stderr, result.output
+        assert f"`shiftkit release {feature_id} --steal`" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
 
 

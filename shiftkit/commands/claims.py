@@ -503,7 +503,9 @@ def _require_stale(ctx: Context, held: claims.Claim, force: bool) -> None:
 
 
 def holder(held: claims.Claim) -> str:
-    return held.record.holder() if held.record else f"nobody (a broken claim: {held.broken})"
+    if held.record is None:
+        return f"nobody (a planted or foreign claim: {held.broken})"
+    return held.record.holder()
 
 
 # -- release -------------------------------------------------------------------------------

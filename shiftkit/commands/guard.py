@@ -94,6 +94,8 @@ def decide(payload: dict[str, Any], root: Path | None, names: str | Site) -> str
         return None
     if tool == "Bash":
         command = tool_input["command"]
+        if root is not None:
+            configure_worktrees(root)
         reason = check_command(command, _where(site, root, payload.get("cwd")))
         if reason is None and looks_like_patch(command):  # `apply_patch <<'EOF'` in a shell
             reason = _check_patch(command, root, site, payload.get("cwd"))
@@ -178,6 +180,32 @@ NAMES_GUARDED_TOOL = r'"tool_name"\s*:\s*"(?:Bash|Write|Edit|MultiEdit|NotebookE
 # Claude Code kills the hook after its timeout (30 s in the template's settings) and then lets
 # the call through; the guard decides well before that, or denies (decision 0031).
 DEADLINE = 20.0
+
+
+def linked_worktrees(root: Path) -> list[str]:
+    """This repository's worktrees other than ``root`` (read from the git dir's files, not by
+    running git: the guard starts no process): each linked one's `gitdir` file, and the main
+    one when ``root`` is linked."""
+    try:
+        dot_git = root / ".git"
+        if dot_git.is_dir():
+            common = dot_git
+        else:
+            own = Path(dot_git.read_text(encoding="utf-8").partition("gitdir:")[2].strip())
+            own = own if own.is_absolute() else root / own
+            common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
+        found = [str(common.parent)] if common.name == ".git" else []
+        for entry in (common / "worktrees").glob("*/gitdir"):
+            found.append(os.path.dirname(entry.read_text(encoding="utf-8").strip()))
+    except (OSError, ValueError):
+        return []
+    return [path for path in found if os.path.normpath(path) != os.path.normpath(root)]
+
+
+def configure_worktrees(root: Path) -> None:
+    from shiftkit.core import guard_worktrees
+
+    guard_worktrees.configure(linked_worktrees(root))
 
 
 def configure_installation() -> None:

@@ -7,7 +7,14 @@ from __future__ import annotations
 import os
 import re
 
-from shiftkit.core.guard_git import check_git, redirect_reason, redirects, subcommand
+from shiftkit.core import guard_worktrees
+from shiftkit.core.guard_git import (
+    check_git,
+    redirect_reason,
+    redirects,
+    subcommand,
+    worktree_target,
+)
 from shiftkit.core.guard_install import pip_call, pip_reason
 from shiftkit.core.guard_options import parse_options
 from shiftkit.core.guard_paths import USE_SHIFTKIT, Site, path_reason
@@ -35,6 +42,7 @@ MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, n
 def check_command(command: str, site: Site | str = "features.json") -> str | None:
     """Why this shell command must not run, or None (`site`: the project, or only the feature
     list's name)."""
+    guard_worktrees.start_line()
     return _check_line(command, Site(site) if isinstance(site, str) else site, 0)
 
 
@@ -53,6 +61,13 @@ def _check_line(command: str, site: Site, depth: int) -> str | None:
     walk = Walk(site.cwd)
     commands = simple_commands(scanned.line, scanned.heredocs)
     names_trailer = PERSON_TRAILER.search(command) is not None
+    for simple in commands:  # the worktrees this line makes are this project's (0063)
+        _, argv = unwrap(simple.words, None)
+        if argv and os.path.basename(argv[0]) == "git" and subcommand(argv[1:]) == "worktree":
+            args = argv[1:]
+            place = worktree_target(args[args.index("worktree") + 1 :], site.at(walk.sure[0]))
+            if place is not None:
+                guard_worktrees.add(place)
     for number, simple in enumerate(commands):
         walk.enter(simple)
         if names_trailer:

@@ -322,8 +322,8 @@ def _check_no_verify(sub: str, options: Options) -> str | None:
     rebasing = [v for n, v in options.given if n == "-r" or abbreviates(n, "--rebase", 5)]
     if sub == "pull" and rebasing and rebasing[-1] not in {"false", "no"}:
         return (
-            f"`git pull --rebase` replays commits without the commit hooks; use "
-            f"`git pull --no-rebase` (a merge) instead; {USE_SHIFTKIT}"
+            f"`git pull --rebase` replays commits without the commit hooks and brings commits "
+            f"this machine has not judged; {SYNC_INSTEAD}"
         )
     return None
 
@@ -362,6 +362,14 @@ def _check_sharing(sub: str, options: Options) -> str | None:
         or name == "-d"
         for name in names
     )
+    claims = [spec for spec in options.positional[1:] if _claim_ref(spec)]
+    if claims:
+        return (
+            f"`git push {claims[0]}` writes a claim ref by hand; claims change only through "
+            f"shiftkit (`shiftkit claim`, `shiftkit release`), which writes a record other "
+            f"clones can read; a planted or foreign claim is a person's to release with "
+            f"`shiftkit release ID --steal`"
+        )
     dropping = [spec for spec in options.positional[1:] if spec.startswith(("+", ":"))]
     if forced or dropping:
         return (
@@ -371,10 +379,23 @@ def _check_sharing(sub: str, options: Options) -> str | None:
     return None
 
 
+CLAIM_REF = re.compile(r"^refs/shiftkit/|^refs/.*\bshiftkit-claims/")
+
+
+def _claim_ref(spec: str) -> bool:
+    """Whether a push refspec's destination is a claim ref: under `refs/shiftkit/` (the
+    default `ref_prefix`) or a `shiftkit-claims/` folder (the prefix the README suggests for a
+    host that allows only branches)."""
+    destination = spec.lstrip("+").rpartition(":")[2] or spec.lstrip("+")
+    return CLAIM_REF.search(destination) is not None
+
+
 def _check_history(sub: str, options: Options) -> str | None:
     names = options.names()
     if sub in {"rebase", "cherry-pick"} and names and set(names) <= {"--abort", "--quit"}:
         return None  # leaving a rebase or cherry-pick in progress changes no history
+    if sub == "cherry-pick" and any(n == "-n" or abbreviates(n, "--no-commit", 6) for n in names):
+        return None  # changes the work tree and index only: the commit after it runs the hooks
     if sub == "replace" and not options.positional and set(names) <= {"-l", "--list", "--format"}:
         return None
     return f"`git {sub}` {MOVES_HISTORY[sub]}; {USE_SHIFTKIT}" + (
@@ -412,16 +433,29 @@ def _check_git_write(
     return None
 
 
+def worktree_target(args: list[str], site: Site) -> str | None:
+    """The absolute place a `git worktree add`/`move` (its arguments after `worktree`) puts
+    a checkout of this repository, when outside the project and known."""
+    words = parse_options(args, *GIT_OPTIONS["worktree"]).positional
+    action = words[:1]
+    target = words[1:2] if action == ["add"] else words[2:3] if action == ["move"] else []
+    place = site.place(target[0]) if target else None
+    return place if place is not None and place.startswith("/") else None
+
+
 def _check_worktree(words: list[str], site: Site) -> str | None:
     """A worktree outside the project is this repository — its config, hooks and refs — in a
-    place the guard takes for another repository: `git worktree add /tmp/w && cd /tmp/w &&
-    git config core.hooksPath ...` went through (decision record 0045)."""
+    place the guard took for another repository: `git worktree add /tmp/w && cd /tmp/w &&
+    git config core.hooksPath ...` went through (decision record 0045). The guard now knows
+    this repository's worktrees (`guard_worktrees`: the registered ones, and those a `git
+    worktree add` earlier on the line makes), so a sibling worktree is allowed; only a place
+    the guard cannot resolve is still denied."""
     action = words[:1]
     target = words[1:2] if action == ["add"] else words[2:3] if action == ["move"] else []
     if not target:
         return None
     place = site.place(target[0])
-    if place is not None and not place.startswith("/"):
+    if place is not None:
         return None
     return (
         f"`git worktree {action[0]}` to {target[0]} puts a checkout of this repository (its "

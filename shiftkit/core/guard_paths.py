@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from shiftkit.core import guard_install
+from shiftkit.core import guard_install, guard_worktrees
 from shiftkit.core.guard_shell import SUBSTITUTION
 
 TYPE_CHECKING = False
@@ -116,8 +116,13 @@ class Site:
         return "/".join(parts)
 
     def outside(self) -> bool:
-        """Whether commands run in another place than this project (another repository)."""
-        return self.cwd is not None and self.cwd.startswith("/")
+        """Whether commands run in another place than this project (another repository; a
+        linked worktree of this one is this project: `guard_worktrees`)."""
+        return (
+            self.cwd is not None
+            and self.cwd.startswith("/")
+            and not guard_worktrees.is_worktree(self.cwd)
+        )
 
 
 class Grounds:
@@ -193,6 +198,8 @@ def _kind_of_parts(parts: list[str], absolute: bool, site: Site) -> str | None:
         kind = _git_kind(parts[parts.index(".git") + 1 :])
         if kind:
             return kind
+    if not absolute and parts and record_kind("/".join(parts), site):
+        return "records"  # the same rule as a file tool's (decision 0063)
     if not absolute or len(parts) > 1:
         features = [p for p in os.path.normpath(site.features).split("/") if p not in ("", ".")]
         for kind, ending in (

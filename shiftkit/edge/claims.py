@@ -37,14 +37,21 @@ class Claim(NamedTuple):
     def holder(self) -> str:
         if self.record is None:
             return (
-                f"{self.feature} has a broken claim ({self.broken}); a person removes it with "
-                f"`git update-ref -d {ref_name(self.feature)}`"
+                f"{self.feature} has a planted or foreign claim ({self.broken}: not one "
+                f"shiftkit wrote); a person releases it, here and on the claims remote, with "
+                f"`{release_planted(self.feature)}`"
             )
         return f"{self.feature} is claimed by {self.record.holder()}"
 
     def as_json(self) -> dict[str, object]:
         """The record's fields, or ``broken`` with the reason."""
         return self.record.as_json() if self.record else {"broken": self.broken}
+
+
+def release_planted(feature_id: str) -> str:
+    """The one command that releases a planted or foreign claim where it is held (decision
+    0063): `release --steal` deletes the server's ref under a lease on the object seen."""
+    return f"shiftkit release {feature_id} --steal"
 
 
 def ref_name(feature_id: str) -> str:
