@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
     from shiftkit.core.guard_paths import Grounds, Site
-    from shiftkit.edge.claims import Claim
     from shiftkit.edge.context import Context
 
 

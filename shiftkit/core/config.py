@@ -242,6 +242,8 @@ def _inside(path: str) -> bool:
     """A relative path to a file that stays inside the folder it is taken from."""
     parts = path.split("/")
     return not path.startswith("/") and ".." not in parts and bool(parts[-1]) and path.isprintable()
+
+
 def _read_paths(value: object, where: str, source: str) -> tuple[str, ...]:
     """A list of project-relative paths or globs (`oracle`)."""
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
