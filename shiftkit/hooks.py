@@ -298,7 +298,7 @@ def _conclude_from_record(
         kept,
         overridden,
         reason,
-        record["flips"],
+        record.get("earned", record["flips"]),
         record["verified"],
         message_file,
         message,
@@ -337,7 +337,9 @@ def _check(
     # the reference-transaction hook must judge those commits itself.
     approve = settings.judge.policy != "signed"
     report, verified = _evaluate(top, settings, git_dir, common, merging, held, message, head)
-    claim_oid = held.oid if held and report.flips == [held.feature] else None
+    # (the commit's own flip: re-marks, passes a repair restores, carry no trailer of theirs)
+    earned = [f for f in report.flips if f not in report.remarks]
+    claim_oid = held.oid if held and earned == [held.feature] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
         if blocking:
@@ -349,6 +351,7 @@ def _check(
                 "key": key,
                 "deferred": rows,
                 "flips": report.flips,
+                "earned": earned,
                 "verified": verified,
                 "claim": claim_oid,
                 "approve": approve,
@@ -360,7 +363,7 @@ def _check(
         report.violations,
         report.overridden,
         report.override_reason,
-        report.flips,
+        earned,
         verified,
         message_file,
         message,
