@@ -111,3 +111,24 @@ def test_with_no_read_set_known_every_passing_feature_is_verified(scaffold: Path
     assert done.returncode == 0, done.output
     line = _reverified(done.stdout)
     assert "F000" in line and "F001" in line  # (unknown: affected by every change)
+
+
+def test_finish_help_states_the_m_limit(scaffold: Path) -> None:
+    helped = ok(scaffold, "finish", "--help")
+    assert "at most 72 characters in all (for F012, 67)" in " ".join(helped.split())
+
+
+def test_finish_warns_of_untracked_files_that_look_like_scratch(calc: Path) -> None:
+    ok(calc, "claim")
+    ok(calc, "finish", "-m", "the environment builds")
+    ok(calc, "claim")
+    implement(calc, "add")  # (a change in calc/)
+    write(calc / "calc" / "helpers.py", "")  # new, beside the change: work
+    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "experiments/run.py"):
+        write(calc / scratch, "x\n")
+    out = ok(calc, "finish", "-m", "add two numbers")
+    [warning] = [line for line in out.splitlines() if line.startswith("warning:")]
+    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "experiments/run.py"):
+        assert scratch in warning
+    assert "calc/helpers.py" not in warning
+    assert ".gitignore" in warning and ".git/info/exclude" in warning
