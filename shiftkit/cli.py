@@ -598,7 +598,7 @@ def check(jobs: int | None, no_demote: bool, as_json: bool, isolated: bool) -> i
 def finish(summary: str, note: str | None, jobs: int | None) -> int:
     """Verify the work, mark the feature passing, log it and commit.
 
-    -m is the subject after `ID: `: at most 72 characters in all (for F012, 67). The claimed
+    -m is the subject after `ID: `: at most 72 characters in all (for F012, 66). The claimed
     feature's verifier runs on the work tree; beside it, every passing feature whose
     verifier read a file the change touches (all of them while that is not known) is
     re-verified, and a failure refuses the finish, naming it; a demoted feature the change

@@ -499,7 +499,17 @@ class StagedEvidence:
                 self.top, tree, command, self.cfg.init, self.cfg.verify_timeout
             )
         else:
-            outcome = verify.run_command(command, self.top, self.cfg.verify_timeout)
+            from shiftkit.edge import readsets
+
+            timeout = self.cfg.verify_timeout
+            outcome = readsets.run_measured(
+                self.common,
+                feature.id,
+                command,
+                self.top,
+                tree,
+                lambda prefix: verify.run_command(command, self.top, timeout, prefix=prefix),
+            )
             changed = _work_tree_differs(self.top)
             if outcome.ok and changed is not None:
                 return f"its verifier changed the work tree: {changed}"

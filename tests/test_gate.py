@@ -115,7 +115,7 @@ def test_with_no_read_set_known_every_passing_feature_is_verified(scaffold: Path
 
 def test_finish_help_states_the_m_limit(scaffold: Path) -> None:
     helped = ok(scaffold, "finish", "--help")
-    assert "at most 72 characters in all (for F012, 67)" in " ".join(helped.split())
+    assert "at most 72 characters in all (for F012, 66)" in " ".join(helped.split())
 
 
 def test_finish_warns_of_untracked_files_that_look_like_scratch(calc: Path) -> None:

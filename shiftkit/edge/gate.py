@@ -143,11 +143,11 @@ def earned_before(ctx: Context) -> set[str]:
     """Features a demotion entry in HEAD's log or archive names: they passed once (rule 5
     lets a demotion entry in only with its demotion)."""
     from shiftkit.core import rules
-    from shiftkit.edge.files import read_optional
 
     cfg = ctx.config
-    texts = [read_optional(ctx.root / name) for name in (cfg.progress, cfg.log.archive)]
-    return rules.earned_before(texts)
+    return rules.earned_before(
+        gitio.read_blobs(ctx.root, [f"HEAD:{name}" for name in (cfg.progress, cfg.log.archive)])
+    )
 
 
 def others_to_verify(
@@ -174,7 +174,9 @@ def others_to_verify(
         change = readsets.change(ctx.root, base_tree, tree)
         sets = readsets.load(ctx.common_dir, {j.feature.id: j.command for j in repairable})
         wanted = set(
-            affected.affected([j.feature.id for j in repairable], sets, change.paths, change.added)
+            affected.affected(
+                [j.feature.id for j in repairable], sets, change.paths, change.added, change.resized
+            )
         )
         repairable = [j for j in repairable if j.feature.id in wanted]
     return Others(
