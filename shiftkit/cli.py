@@ -626,11 +626,27 @@ def check(
     help="What changed: the commit subject, after the feature's id (`F012: ...`).",
 )
 @click.option("--note", help="More for the log entry: what is next, what to watch out for.")
-def finish(summary: str, note: str | None) -> int:
-    """Verify the work, mark the feature passing, log it and commit."""
-    from shiftkit.commands import shift
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Other features' verifiers run at once beside the claimed one, each in its own "
+    "temporary checkout (default: the CPU count).",
+)
+def finish(summary: str, note: str | None, jobs: int | None) -> int:
+    """Verify the work, mark the feature passing, log it and commit.
 
-    return shift.finish(_context(), summary, note, _say)
+    -m is the subject after `ID: `: at most 72 characters in all (for F012, 66). The claimed
+    feature's verifier runs on the work tree; beside it, every passing feature whose
+    verifier read a file the change touches (all of them while that is not known) is
+    re-verified, and a failure refuses the finish, naming it; a demoted feature the change
+    repairs is re-marked passing in the same commit. The commit is then pushed (with a
+    claims remote), through a judged sync when the push lost a race.
+    """
+    from shiftkit.commands import finish as finishing
+
+    return finishing.finish(_context(), summary, note, _say, jobs)
 
 
 @cli.command()

@@ -333,7 +333,7 @@ def _conclude_from_record(
         kept,
         overridden,
         reason,
-        record["flips"],
+        record.get("earned", record["flips"]),
         record["verified"],
         message_file,
         message,
@@ -374,7 +374,9 @@ def _check(
     report, verified = _evaluate(
         top, settings, git_dir, common, merging, held, message, head, staged
     )
-    claim_oid = held.oid if held and report.flips == [held.feature] else None
+    # (the commit's own flip: re-marks, passes a repair restores, carry no trailer of theirs)
+    earned = [f for f in report.flips if f not in report.remarks]
+    claim_oid = held.oid if held and earned == [held.feature] else None
     if message is None:
         blocking = [v for v in report.violations if v.rule not in messages.OVERRIDABLE]
         if blocking:
@@ -386,6 +388,7 @@ def _check(
                 "key": key,
                 "deferred": rows,
                 "flips": report.flips,
+                "earned": earned,
                 "verified": verified,
                 "claim": claim_oid,
                 "approve": approve,
@@ -397,7 +400,7 @@ def _check(
         report.violations,
         report.overridden,
         report.override_reason,
-        report.flips,
+        earned,
         verified,
         message_file,
         message,
@@ -555,8 +558,18 @@ class StagedEvidence:
                 junit=self.cfg.junit,
             )
         else:
-            outcome = verify.run_verifier(
-                command, self.top, self.cfg.verify_timeout, junit=self.cfg.junit
+            from shiftkit.edge import readsets
+
+            timeout, junit = self.cfg.verify_timeout, self.cfg.junit
+            outcome = readsets.run_measured(
+                self.common,
+                feature.id,
+                command,
+                self.top,
+                tree,
+                lambda prefix: verify.run_verifier(
+                    command, self.top, timeout, junit=junit, prefix=prefix
+                ),
             )
             changed = _work_tree_differs(self.top)
             if outcome.ok and changed is not None:

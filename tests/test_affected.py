@@ -37,6 +37,7 @@ def _set(tree: str = "t1", files: set[str] | None = None, **extra: set[str]) -> 
         frozenset(files or ()),
         frozenset(extra.get("dirs", ())),
         frozenset(extra.get("missing", ())),
+        frozenset(extra.get("stats", ())),
     )
 
 
@@ -81,7 +82,7 @@ def test_each_set_is_judged_against_the_change_since_its_own_tree() -> None:
 
 
 def test_the_stored_form_round_trips_and_a_bad_record_is_unknown() -> None:
-    one = _set(files={"a", "b/c"}, dirs={"", "b"}, missing={"b/d"})
+    one = _set(files={"a", "b/c"}, dirs={"", "b"}, missing={"b/d"}, stats={"e"})
     assert from_json("F1", to_json("F1", one)) == one
     assert from_json("F2", to_json("F1", one)) is None  # (another feature's)
     for bad in (None, [], {"format": 99}, {**to_json("F1", one), "files": "a"}):
@@ -91,15 +92,23 @@ def test_the_stored_form_round_trips_and_a_bad_record_is_unknown() -> None:
 def test_paths_are_kept_only_under_the_checkout_as_repository_paths() -> None:
     tracked = {"a.py", "pkg/m.py"}
     assert directories_of(tracked) == {"", "pkg"}
-    files, dirs, missing = normalise(
-        ["/r/a.py", "/r/pkg", "/r/pkg/n.py", "/r/.git/HEAD", "/usr/lib/x.py", "/rx/a.py"],
-        ["/r", "/r/pkg", "/etc"],
-        "/r",
-        tracked,
-    )
-    assert files == {"a.py"}
+    looked = ["/r/a.py", "/r/pkg", "/r/pkg/n.py", "/r/.git/HEAD", "/usr/lib/x.py", "/rx/a.py"]
+    files, dirs, missing, stats = normalise(looked, ["/r", "/r/pkg", "/etc"], "/r", tracked)
+    assert files == {"a.py"} and stats == set()
     assert dirs == {"", "pkg"}
     assert missing == {"pkg/n.py"}
+    # Told which paths were opened, a tracked file only stat'ed is a file looked at.
+    files, _, _, stats = normalise([*looked, "/r/pkg/m.py"], [], "/r", tracked, ["/r/pkg/m.py"])
+    assert files == {"pkg/m.py"} and stats == {"a.py"}
+
+
+def test_a_file_only_looked_at_counts_when_a_stat_would_see_the_change() -> None:
+    sets = {"F1": _set(files={"t.py"}, stats={"README.md"})}
+    # Rewritten at the same size and mode: a stat sees nothing (the mtime of a fresh
+    # checkout is never the same anyway).
+    assert affected(["F1"], sets, ["README.md"], resized_paths=[]) == []
+    assert affected(["F1"], sets, ["README.md"], resized_paths=["README.md"]) == ["F1"]
+    assert affected(["F1"], sets, ["README.md"]) == ["F1"]  # (not known: it counts)
 
 
 def test_strace_lines_are_read_back_into_paths() -> None:
@@ -119,6 +128,7 @@ def test_strace_lines_are_read_back_into_paths() -> None:
     seen = trace.read_process(lines, "/start")
     assert seen.looked == {"/bin/sh", "/r/t.py", '/r/we"ird\u00e9', "/r/sub/x", "/r/rel.txt"}
     assert seen.listed == {"/r/pkg"}
+    assert seen.opened == {"/bin/sh", "/r/t.py", '/r/we"ird\u00e9', "/r/sub/x"}
 
 
 @needs_strace
@@ -158,6 +168,7 @@ def test_a_real_verifier_run_under_strace_reads_what_it_reads(tmp_path: Path) ->
     assert readsets.affected_at(repo, repo / ".git", {"F1": command}, data) == ["F1"]
     change = readsets.change(repo, docs, data)
     assert change.paths == {"data", "data/in.txt"} and change.added == set()
+    assert change.resized == {"data/in.txt"}  # ("hello" to "bye")
 
 
 @needs_strace

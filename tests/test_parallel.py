@@ -162,14 +162,11 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     git_ok(two, "add", "two.txt")
     assert "claim released" in ok(one, "finish", "-m", "part one works")
     assert set(_server_claims(bare)) == {"F002"}
-    # two's push is refused (one pushed first): its claim stays until its commit is there,
-    # and finish says that one thing (not "claim released" too).
-    refused = ok(two, "finish", "-m", "part two works")
-    assert "the claim stays held on origin until this commit is there" in refused
-    assert "released" not in refused
-    assert set(_server_claims(bare)) == {"F002"}
-    assert shiftkit(one, "claim", "F002").returncode == 3  # nobody else can take it meanwhile
-    assert "released F002" in ok(two, "sync")
+    # two's push loses the race (one pushed first): finish catches up through the judged
+    # sync itself and pushes again (issue 29.3), so finished means on the remote.
+    raced = ok(two, "finish", "-m", "part two works")
+    assert "origin/main moved on meanwhile: syncing" in raced
+    assert "released F002" in raced and raced.rstrip().endswith("claim released")
     assert _server_claims(bare) == {}
     # The remote holds both flips and both log entries, and no claims; a fresh clone of it
     # passes `audit --reverify` (verifiers re-run in clean checkouts).
@@ -182,6 +179,26 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     assert _server_claims(bare) == {}
     audited = shiftkit(fresh, "audit", "--reverify")
     assert audited.returncode == 0, audited.output
+
+
+def test_a_lost_race_the_sync_cannot_catch_up_leaves_the_claim_parked(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """The judged sync after a lost push race is refused (both clones changed one file): the
+    finish is committed here, says why it is not on the remote, and the claim stays held
+    there until `shiftkit sync` gets it through."""
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "claim", "F001")
+    ok(two, "claim", "F002")
+    (one / "shared.txt").write_text("one's\n")
+    (two / "shared.txt").write_text("two's\n")
+    ok(one, "finish", "-m", "part one works")
+    raced = ok(two, "finish", "-m", "part two works")
+    assert "moved on meanwhile: syncing" in raced
+    assert "merging origin/main failed" in raced
+    assert raced.rstrip().endswith("until this commit is there: `shiftkit sync`")
+    assert set(_server_claims(bare)) == {"F002"}
+    assert "F002: part two works" in git_ok(two, "log", "-1", "--format=%s")
 
 
 def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:

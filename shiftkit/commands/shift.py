@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from shiftkit.core import features, jsonbound, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import claims, gitio, ledger, snapshot, state, verify
+from shiftkit.edge import finish_plan, gate, gitio, ledger, state, verify
 from shiftkit.edge.committing import commit, commit_bookkeeping
 from shiftkit.edge.context import (
     Context,
@@ -21,18 +21,13 @@ from shiftkit.edge.context import (
     head_trailer,
     iso_now,
     log_time,
-    pending_note_path,
     person_signs,
-    plan_log,
-    record_verified_at,
     short,
-    work_tree_id,
     write_features,
     write_log,
-    write_planned_log,
 )
 from shiftkit.edge.files import read_optional
-from shiftkit.edge.project import read_features, read_features_at
+from shiftkit.edge.project import read_features
 from shiftkit.edge.undo import undone_on_refusal
 
 Say = Callable[[str], None]
@@ -45,32 +40,6 @@ def require_claim(ctx: Context, action: str) -> LocalClaim:
             f"no open claim in this worktree, nothing to {action}; take one with `shiftkit claim`"
         )
     return record
-
-
-def verifier_of(ctx: Context, feature: features.Feature) -> str:
-    command = features.effective_verify(feature, ctx.config.verify)
-    if command is None:
-        raise Refused(
-            f"{feature.id} has no verify command and no project-wide 'verify' is set "
-            f"in .shiftkit.toml, so it cannot become passing"
-        )
-    return command
-
-
-def _last_failure_path(ctx: Context) -> Any:
-    return state.worktree_state(ctx.git_dir) / "last-failure.json"
-
-
-def record_failure(ctx: Context, feature_id: str, outcome: verify.Outcome) -> None:
-    state.write_json(
-        _last_failure_path(ctx),
-        {
-            "feature": feature_id,
-            "signature": verify.signature(outcome.output),
-            "summary": outcome.summary(),
-            "tail": outcome.tail(10),
-        },
-    )
 
 
 # -- notes ---------------------------------------------------------------------------------
@@ -88,78 +57,16 @@ def note(ctx: Context, text: str, say: Say) -> int:
 # -- verify --------------------------------------------------------------------------------
 
 
-def verify_work(ctx: Context, feature: features.Feature, say: Say) -> tuple[bool, str]:
-    """Run (or reuse) the verifier on the work tree's tree — in the work tree itself, or with
-    `verify_in = "checkout"` in a temporary worktree of exactly that tree; returns (passed,
-    tree id). A verifier that changes the tree it judges has not judged it: a failure."""
-    command = verifier_of(ctx, feature)
-    mode = ctx.config.verify_in
-    key = verify.cache_command(command, mode)
-    if mode == "worktree":
-        hidden = verify.hidden_paths(ctx.root)
-        if hidden:
-            raise Refused(
-                f"{hidden[0]} is marked skip-worktree/assume-unchanged, so no tree holds "
-                f"what the verifier would see; clear it with `git update-index "
-                f"--no-skip-worktree --no-assume-unchanged {hidden[0]}`"
-            )
-    tree = work_tree_id(ctx)
-    if verify.is_cached(ctx.common_dir, tree, key):
-        say(f"{feature.id}: passed (cached for tree {short(tree)}): {command}")
-        return True, tree
-    say(
-        f"{feature.id}: running {command}"
-        + (" in a temporary checkout" if mode != "worktree" else "")
-    )
-    if mode == "checkout":
-        outcome = verify.run_in_checkout(
-            ctx.root,
-            tree,
-            command,
-            ctx.config.init,
-            ctx.config.verify_timeout,
-            junit=ctx.config.junit,
-        )
-    else:
-        outcome = verify.run_verifier(
-            command, ctx.root, ctx.config.verify_timeout, junit=ctx.config.junit
-        )
-        after = work_tree_id(ctx)
-        if after != tree:
-            changed = gitio.out(
-                ["diff-tree", "-r", "--name-only", "--no-renames", tree, after], ctx.root
-            ).split()
-            outcome = outcome._replace(
-                ok=False,
-                exit_code=outcome.exit_code or 1,
-                output=(
-                    f"the verifier changed files it was judging ({', '.join(changed[:5])}); "
-                    f"a verifier must leave the tree as it found it (ignore its outputs in "
-                    f".gitignore)\n" + outcome.output
-                ),
-            )
-    ledger.note_verify(ctx, feature.id, outcome.ok, outcome.seconds)
-    if outcome.ok:
-        verify.record_pass(ctx.common_dir, tree, key)
-        record_verified_at(ctx, [feature.id])
-        say(f"{feature.id}: passed in {outcome.seconds:.1f}s")
-        return True, tree
-    record_failure(ctx, feature.id, outcome)
-    say(f"{feature.id}: FAILED ({outcome.summary()}); last lines of the output:")
-    say(outcome.tail() or "(no output)")
-    return False, tree
-
-
 def verify_cmd(ctx: Context, feature_id: str | None, say: Say) -> int:
     feature_list = read_features(ctx.project)
     if feature_id is None:
         feature_id = require_claim(ctx, "verify").feature
     feature = features.require(feature_list, feature_id, ctx.config.features)
-    passed, _ = verify_work(ctx, feature, say)
+    passed, _ = gate.verify_work(ctx, feature, say)
     return 0 if passed else 1
 
 
-# -- finish --------------------------------------------------------------------------------
+# -- closing a unit ------------------------------------------------------------------------
 
 
 def _already_committed(ctx: Context, held: LocalClaim) -> bool:
@@ -174,247 +81,8 @@ def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> str:
     said, ending = claiming.let_go(ctx, held, head)
     if said is not None:
         say(said)
-    try:
-        _last_failure_path(ctx).unlink()
-    except FileNotFoundError:
-        pass
+    gate.last_failure_path(ctx).unlink(missing_ok=True)
     return ending
-
-
-def _without_crashed_entry(log_text: str, feature_id: str, base: str, outcome_start: str) -> str:
-    """An entry this claim wrote before a crash is dropped, so a re-run writes it once."""
-    log = progress.parse(log_text)
-    if log.entries:
-        last = log.entries[-1]
-        if (
-            last.feature == feature_id
-            and last.base == base
-            and last.outcome.startswith(outcome_start)
-        ):
-            return log.head + "".join(e.text for e in log.entries[:-1])
-    return log_text
-
-
-def _entry_body(ctx: Context, first: str, extra: str | None) -> str:
-    parts = [first.strip()]
-    pending = read_optional(pending_note_path(ctx)).strip()
-    if pending:
-        parts.append(pending)
-    if extra and extra.strip():
-        parts.append(extra.strip())
-    return "\n".join(parts)
-
-
-class FinishPlan(NamedTuple):
-    """What `finish` will commit, planned and checked before anything is written."""
-
-    held: LocalClaim
-    feature: features.Feature
-    subject: str
-    flipped: features.FeatureList
-    log: str
-    archive: str | None  # the new archive when a prune is due
-    message: str  # with TREE where the committed tree's id goes
-
-
-def finish(ctx: Context, summary: str, extra_note: str | None, say: Say) -> int:
-    """Verify, flip, log, commit, release — each a step below. Refused before the commit:
-    nothing changed; refused at it: everything as it was (`undone_on_refusal`)."""
-    held = require_claim(ctx, "finish")
-    if _already_committed(ctx, held):  # (a re-run after a crash past the commit)
-        ending = _close_claim(ctx, held, say)
-        say(f"{held.feature} was already committed at HEAD; {ending}")
-        return 0
-    subject = _finish_subject(held.feature, summary)
-    feature = _feature_to_finish(ctx, held)
-    verified_tree = _verified_tree(ctx, feature, say)
-    plan = _plan_finish(ctx, held, feature, subject, summary, extra_note)
-    _precheck(ctx, plan.flipped, plan.log, plan.archive, plan.message, held.feature)
-    _say_unstaged(ctx, say)
-    new_head = _commit_finish(ctx, plan, verified_tree, say)
-    ending = _close_claim(ctx, held, say)
-    say(
-        f"{held.feature} passes: committed {short(new_head)} {subject!r} (its verifier passed "
-        f"on this tree; the commit adds the list and the log); {ending}"
-    )
-    return 0
-
-
-def _finish_subject(feature_id: str, summary: str) -> str:
-    """`ID: SUMMARY`, within rule 9 (72 characters, says something)."""
-    room = 72 - len(f"{feature_id}: ")
-    if len(summary.strip()) > room:
-        raise BadInput(
-            f"-m is {len(summary.strip())} characters; the subject is `{feature_id}: ` and "
-            f"the summary, at most 72 in all: keep -m to {room} and put the detail in --note"
-        )
-    subject = f"{feature_id}: {summary.strip()}"
-    problems = rules.check_message(subject)
-    if problems:
-        raise BadInput(f"-m: {problems[0].message}")
-    return subject
-
-
-def _feature_to_finish(ctx: Context, held: LocalClaim) -> features.Feature:
-    """The claimed feature, while the claim is still this worktree's and HEAD does not
-    already pass it (the work tree's list may be a crashed finish's)."""
-    _require_current_claim(ctx, held)
-    feature = features.require(read_features(ctx.project), held.feature, ctx.config.features)
-    if _passes_at_head(ctx, held.feature):
-        raise Refused(
-            f"{held.feature} already passes; nothing was committed (`shiftkit release` "
-            f"hands the claim back)"
-        )
-    return feature
-
-
-def _verified_tree(ctx: Context, feature: features.Feature, say: Say) -> str:
-    passed, tree = verify_work(ctx, feature, say)
-    if not passed:
-        raise Refused(
-            f"{feature.id} does not pass; nothing was changed. Fix it and run "
-            f"`shiftkit finish` again, or `shiftkit revert --reason ...`"
-        )
-    return tree
-
-
-def _plan_finish(
-    ctx: Context,
-    held: LocalClaim,
-    feature: features.Feature,
-    subject: str,
-    summary: str,
-    extra_note: str | None,
-) -> FinishPlan:
-    """The flipped list, the log with its entry (pruned when due) and the message."""
-    base = short(held.base)
-    flipped = read_features(ctx.project).replace_feature(feature._replace(passes=True))
-    head_log = read_optional(ctx.project.progress_path)
-    log_text = _without_crashed_entry(head_log, feature.id, base, "passed")
-    body = _entry_body(ctx, summary, extra_note)
-    entry = progress.format_entry(log_time(), feature.id, "passed", base, body)
-    new_log, new_archive = plan_log(
-        ctx, progress.append(log_text, entry), features.blocked_ids(flipped)
-    )
-    message = (
-        f"{subject}\n\nShiftkit-Feature: {feature.id}\nShiftkit-Verified: TREE\n"
-        f"Shiftkit-Claim: {held.oid or '-'}\n"
-    )
-    return FinishPlan(held, feature, subject, flipped, new_log, new_archive, message)
-
-
-def _commit_finish(ctx: Context, plan: FinishPlan, verified_tree: str, say: Say) -> str:
-    """Write the plan and commit it, the tree being the verified tree plus the bookkeeping.
-    Refused here (a hook, or a tree that is not the verified one): the index and shiftkit's
-    files as they were, so `finish` can simply be run again."""
-    again = (
-        f"nothing was committed, and the index, {ctx.config.features} and the log are as "
-        f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
-        f"`shiftkit finish` again, which verifies the tree it commits"
-    )
-    with undone_on_refusal(ctx, say, again):
-        write_features(ctx, plan.flipped)
-        write_planned_log(ctx, plan.log, plan.archive)
-        ledger.close_unit(ctx, plan.held, "passed")
-        gitio.run(["add", "-A"], ctx.root)
-        tree = gitio.write_tree(ctx.root)
-        _require_verified_tree(ctx, verified_tree, tree)
-        command = verify.cache_command(verifier_of(ctx, plan.feature), ctx.config.verify_in)
-        verify.record_pass(ctx.common_dir, tree, command)
-        return commit(ctx, plan.message.replace("TREE", tree))
-
-
-def _say_unstaged(ctx: Context, say: Say) -> None:
-    """`finish` commits the whole work tree (`git add -A`; what .gitignore matches never):
-    it names every path it adds that was not staged, so nothing lands unseen."""
-    cfg = ctx.config
-    ours = {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
-    added = sorted({path for path in verify.unstaged_paths(ctx.root) if path not in ours})
-    if added:
-        say(f"finish commits the work tree; adding what was not staged: {', '.join(added)}")
-
-
-def _passes_at_head(ctx: Context, feature_id: str) -> bool:
-    try:
-        committed = read_features_at(ctx.root, "HEAD", ctx.config.features)
-    except BadInput:
-        return False
-    return committed is not None and features.passes(committed, feature_id)
-
-
-def _require_current_claim(ctx: Context, record: LocalClaim) -> None:
-    if not ctx.config.claims.enabled:
-        return
-    problem = claims.current_problem(ctx.root, record)
-    if problem is not None:
-        raise Refused(f"{problem}; nothing was committed")
-    from shiftkit.commands.claims import confirm_held
-
-    confirm_held(ctx, record)  # (with a claims remote: still ours there, or dropped here)
-
-
-def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
-    """The tree about to be committed must be the verified tree plus the bookkeeping files:
-    something that changed the work tree meanwhile was not verified."""
-    cfg = ctx.config
-    ours = {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
-    changed = gitio.out(
-        ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
-    ).split("\0")
-    strangers = [path for path in changed if path and path not in ours]
-    if not strangers:
-        return
-    raise Refused(
-        f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
-        f"the tree to commit is not the tree verified, so nothing was committed — "
-        f"run `shiftkit finish` again"
-    )
-
-
-def _precheck(
-    ctx: Context,
-    planned: features.FeatureList,
-    log_text: str,
-    archive_text: str | None,
-    message: str,
-    feature_id: str,
-) -> None:
-    """The hooks' rules (bar the verifier, which just passed) over the planned commit, judged
-    by HEAD's settings, so a refusal comes before anything is written."""
-    from shiftkit.edge import judge
-
-    cfg = ctx.config
-    names = (cfg.features, cfg.progress, cfg.log.archive)
-    parents, blobs = snapshot.read_sides(ctx.root, ["HEAD"], names, ctx.common_dir)
-    archive = archive_text if archive_text is not None else parents[0].archive
-    proposed = rules.Proposed(features.dumps(planned), log_text, archive)
-    settings = judge.judging(
-        gitio.read_blobs(ctx.root, [f"HEAD:{n}" for n in judge.SETTINGS_FILES]),
-        [read_optional_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
-        has_parent=True,
-    )
-    report = rules.evaluate(
-        parents,
-        proposed,
-        rules_to_check=rules.ALL - {rules.Rule.VERIFIED},
-        names=names,
-        message=message,
-        claimed=feature_id,
-        claims_enabled=cfg.claims.enabled,
-        **snapshot.trust(parents, blobs, ctx.common_dir),
-        checked=planned if planned.checked else None,  # (each change to it checked)
-        judge=settings.judge,
-    )
-    if report.violations:
-        raise Refused(f"{report.violations[0]}; nothing was changed")
-
-
-def read_optional_or_none(path: Any) -> str | None:
-    try:
-        text: str = path.read_text(encoding="utf-8")
-    except (FileNotFoundError, UnicodeDecodeError):
-        return None
-    return text
 
 
 # -- revert --------------------------------------------------------------------------------
@@ -433,7 +101,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         ending = _close_claim(ctx, record, say)
         say(f"the revert of {feature_id} was already recorded at HEAD; {ending}")
         return 0
-    failure = state.read_json(_last_failure_path(ctx))
+    failure = state.read_json(gate.last_failure_path(ctx))
     if not isinstance(failure, dict) or failure.get("feature") != feature_id:
         failure = None
     again = (
@@ -499,14 +167,17 @@ def _record_attempt(
     if failure:
         body_lines.append(f"verifier: {failure['summary']}; failure signature {signature}")
         body_lines += [f"    {line}" for line in failure["tail"].splitlines()[-5:]]
-    log_text = _without_crashed_entry(
+    log_text = finish_plan.without_crashed_entries(
         read_optional(ctx.project.progress_path),
-        feature_id,
         short(base),
-        f"attempt {attempts} failed",
+        lambda e: e.feature == feature_id and e.outcome.startswith(f"attempt {attempts} failed"),
     )
     entry = progress.format_entry(
-        log_time(), feature_id, outcome, short(base), _entry_body(ctx, "\n".join(body_lines), None)
+        log_time(),
+        feature_id,
+        outcome,
+        short(base),
+        finish_plan.entry_body(ctx, "\n".join(body_lines), None),
     )
     write_features(ctx, updated)
     write_log(ctx, progress.append(log_text, entry), features.blocked_ids(updated))

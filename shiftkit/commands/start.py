@@ -7,7 +7,7 @@ a regression sample, demoting (in a commit) a passing feature that now fails.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -70,10 +70,7 @@ def _regression(
     done = [(job, _cached(job)) for job in work if regression.is_checked(ctx, tree, job)]
     rest = [job for job in work if not regression.is_checked(ctx, tree, job)]
     if clean and cfg.verify_in == "worktree":
-        ran = [
-            (job, verify.run_verifier(job.command, ctx.root, cfg.verify_timeout, junit=cfg.junit))
-            for job in rest
-        ]
+        ran = [(job, _in_work_tree(ctx, job, tree)) for job in rest]
     else:
         if not clean:
             say("check regression: the work tree has uncommitted changes, so in a checkout of HEAD")
@@ -85,6 +82,19 @@ def _regression(
                 )
     order = {job.feature.id: n for n, job in enumerate(work)}
     return sorted(done + ran, key=lambda pair: order[pair[0].feature.id])
+
+
+def _in_work_tree(ctx: Context, job: regression.Job, tree: str) -> verify.Outcome:
+    """``job``'s verifier in the clean work tree (HEAD's ``tree``), its reads measured."""
+    from shiftkit.edge import readsets
+
+    def run(prefix: Sequence[str]) -> verify.Outcome:
+        cfg = ctx.config
+        return verify.run_verifier(
+            job.command, ctx.root, cfg.verify_timeout, junit=cfg.junit, prefix=prefix
+        )
+
+    return readsets.run_measured(ctx.common_dir, job.feature.id, job.command, ctx.root, tree, run)
 
 
 def _cached(job: regression.Job) -> verify.Outcome:

@@ -1,15 +1,18 @@
 """Which passing features a change can break: their measured read sets against the change.
 
 A *read set* is what one run of a feature's verifier looked at inside the checkout, measured
-while it ran (decision record 0053): the committed files it opened or stat'ed (``files``), the
-directories it listed (``dirs``), and the paths it looked up that the tree does not hold
-(``missing``: a file added there later could change what it does, as a ``pytest.py`` at the
-root shadows pytest). Paths are repository paths (``a/b.py``; the root directory is ``""``).
+while it ran (decision record 0053): the committed files whose content it reached (opened,
+executed: ``files``), those it only looked at (their type, size, mode: ``stats`` — pytest
+stats every entry of the directories it walks), the directories it listed (``dirs``), and the
+paths it looked up that the tree does not hold (``missing``: a file added there later could
+change what it does, as a ``pytest.py`` at the root shadows pytest). Paths are repository
+paths (``a/b.py``; the root directory is ``""``).
 
 A change breaks nothing a verifier did not look at: a feature is *affected* by a change when
-the change modifies or deletes a file of its read set, or adds a path it looked up or a file
-in a directory it listed. A feature whose read set is unknown (never measured, measured with
-another verifier, or measured where no tracer was available) is affected by every change.
+the change modifies or deletes a file it read, deletes or resizes (or changes the mode of) a
+file it looked at, or adds a path it looked up or a file in a directory it listed. A
+feature whose read set is unknown (never measured, measured with another verifier, or
+measured where no tracer was available) is affected by every change.
 
 Stable API (the finish gate and the publish gate share it):
 
@@ -37,6 +40,7 @@ class ReadSet(NamedTuple):
     files: frozenset[str]
     dirs: frozenset[str] = frozenset()
     missing: frozenset[str] = frozenset()
+    stats: frozenset[str] = frozenset()
 
 
 class Change(NamedTuple):
@@ -46,6 +50,9 @@ class Change(NamedTuple):
 
     paths: frozenset[str]
     added: frozenset[str] = frozenset()
+    # the paths whose metadata a stat sees changed: added, deleted, resized, another mode
+    # (None: not known, every changed path counts)
+    resized: frozenset[str] | None = None
 
 
 def parent_dir(path: str) -> str:
@@ -61,6 +68,9 @@ def touches(read_set: ReadSet | None, change: Change) -> bool:
         return True
     if not change.paths.isdisjoint(read_set.files):
         return True
+    looked = change.paths if change.resized is None else change.resized
+    if not looked.isdisjoint(read_set.stats):
+        return True
     for path in change.added:
         if path in read_set.missing or parent_dir(path) in read_set.dirs:
             return True
@@ -72,13 +82,16 @@ def affected(
     read_sets: Mapping[str, ReadSet | None],
     changed_paths: Iterable[str],
     added_paths: Iterable[str] = (),
+    resized_paths: Iterable[str] | None = None,
 ) -> list[str]:
     """The features of ``passing_ids`` (in that order) that the change can break: those whose
     read set it touches, and every one whose set is unknown (absent from ``read_sets``, or
     None). ``added_paths``: the changed paths that are new (without them, an added file is
-    matched only against the files read, never the directories listed)."""
+    matched only against the files read, never the directories listed); ``resized_paths``:
+    those whose type, size or mode changed (None: not known, so all of them)."""
     added = frozenset(added_paths)
-    change = Change(frozenset(changed_paths) | added, added)
+    resized = None if resized_paths is None else frozenset(resized_paths) | added
+    change = Change(frozenset(changed_paths) | added, added, resized)
     if not change.paths:
         return []
     return [i for i in passing_ids if touches(read_sets.get(i), change)]
@@ -133,6 +146,7 @@ def to_json(feature_id: str, read_set: ReadSet) -> dict[str, Any]:
         "files": sorted(read_set.files),
         "dirs": sorted(read_set.dirs),
         "missing": sorted(read_set.missing),
+        "stats": sorted(read_set.stats),
     }
 
 
@@ -153,28 +167,39 @@ def from_json(feature_id: str, record: Any) -> ReadSet | None:
     if not isinstance(command, str):
         return None
     files, dirs, missing = (_paths(record.get(k)) for k in ("files", "dirs", "missing"))
-    if files is None or dirs is None or missing is None:
+    stats = _paths(record.get("stats", []))
+    if files is None or dirs is None or missing is None or stats is None:
         return None
-    return ReadSet(tree, command, files, dirs, missing)
+    return ReadSet(tree, command, files, dirs, missing, stats)
 
 
 def normalise(
-    looked: Iterable[str], listed: Iterable[str], root: str, tracked: Collection[str]
-) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
-    """(files, dirs, missing) from absolute, normalised paths: ``looked`` (opened, stat'ed,
-    executed) and ``listed`` (directories read). Only paths under ``root`` (itself normalised)
-    and outside its ``.git`` count, as repository paths: a looked-up path the tree holds
-    (``tracked``) is a file read, one it does not hold (and that is no directory of it) a path
-    looked up that the tree does not hold; a listed directory is a directory."""
+    looked: Iterable[str],
+    listed: Iterable[str],
+    root: str,
+    tracked: Collection[str],
+    opened: Iterable[str] | None = None,
+) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    """(files, dirs, missing, stats) from absolute, normalised paths: ``looked`` (every path
+    named), ``opened`` (those whose content was reached; None: all of ``looked``) and
+    ``listed`` (directories read). Only paths under ``root`` (itself normalised) and outside
+    its ``.git`` count, as repository paths: a path the tree holds (``tracked``) is a file
+    read when opened, else a file looked at; one it does not hold (and that is no directory
+    of it) a path looked up that the tree does not hold; a listed directory a directory."""
     tracked_dirs = directories_of(tracked)
+    reached = None if opened is None else set(_under(opened, root))
     files: set[str] = set()
+    stats: set[str] = set()
     missing: set[str] = set()
     for relative in _under(looked, root):
         if relative in tracked:
-            files.add(relative)
+            (files if reached is None or relative in reached else stats).add(relative)
         elif relative not in tracked_dirs:
             missing.add(relative)
-    return frozenset(files), frozenset(_under(listed, root)), frozenset(missing)
+    if reached is not None:
+        files |= {path for path in reached if path in tracked}
+        stats -= files
+    return frozenset(files), frozenset(_under(listed, root)), frozenset(missing), frozenset(stats)
 
 
 def _under(paths: Iterable[str], root: str) -> Iterable[str]:

@@ -113,6 +113,7 @@ class Report(NamedTuple):
     override_reason: str | None
     staged: features.FeatureList | None
     person_actions: list[str]
+    remarks: tuple[str, ...] = ()  # the flips that restore a pass earned before (`remarks`)
 
 
 class Changed(NamedTuple):
@@ -401,6 +402,8 @@ def _rule2_general(parents: Sequence[Side], staged: features.FeatureList) -> lis
 
 
 def rule3_one_flip(flips: Sequence[str]) -> list[Violation]:
+    """At most one feature is earned per commit; ``flips`` here are the flips that are not
+    re-marks (`remarks`: passes earned before, restored by a repair)."""
     if len(flips) <= 1:
         return []
     return [
@@ -410,6 +413,67 @@ def rule3_one_flip(flips: Sequence[str]) -> list[Violation]:
             f"one feature per commit — commit them one at a time with `shiftkit finish`",
         )
     ]
+
+
+# -- re-marks: a repair restores passes earned before (decision record 0055) ---------------
+
+DEMOTED = "demoted"  # how the outcome of a demotion's log entry begins
+REMARKED = "re-marked"  # how the outcome of a re-mark's log entry begins
+
+
+def earned_before(texts: Sequence[str | None]) -> set[str]:
+    """The features a demotion entry of these texts (a log and its archive) names: each
+    passed once — rule 5 lets a demotion entry in only with the demotion it tells of."""
+    from shiftkit.core import progress
+
+    found: set[str] = set()
+    for text in texts:
+        if text and f"| {DEMOTED}" in text:
+            found |= {
+                e.feature for e in progress.parse(text).entries if e.outcome.startswith(DEMOTED)
+            }
+    return found
+
+
+def remarks(
+    parents: Sequence[Side], flips: Sequence[str], entries: Sequence[progress.Entry]
+) -> list[str]:
+    """The flips that are re-marks: a new log entry of the change re-marks the feature
+    (its outcome begins "re-marked") and a parent's log or archive holds a demotion entry
+    about it — a pass earned before, lost to a regression. A re-mark needs no claim and is
+    not the commit's one flip (rule 3), but its verifier must pass on the tree (rule 4) and
+    the message names it (rule 5), like any flip's."""
+    marked = {e.feature for e in entries if e.outcome.startswith(REMARKED)}
+    candidates = [f for f in flips if f in marked]
+    if not candidates:
+        return []
+    earned = earned_before([text for p in parents for text in (p.log, p.archive)])
+    return [f for f in candidates if f in earned]
+
+
+def rule5_demotions(
+    parents: Sequence[Side], staged: features.FeatureList, entries: Sequence[progress.Entry]
+) -> list[Violation]:
+    """A new demotion entry in the log comes with its demotion: the feature passed in a
+    parent and does not in the commit (else the entry would make a pass out of nothing for
+    `remarks`)."""
+    problems = []
+    for entry in entries:
+        if not entry.outcome.startswith(DEMOTED):
+            continue
+        before = parent_feature(parents, entry.feature)
+        after = staged.get(entry.feature)
+        if before is None or not before.passes or after is None or after.passes:
+            problems.append(
+                Violation(
+                    Rule.LOGGED,
+                    f"a new entry of the log says {entry.feature} was demoted, but this "
+                    f"commit does not demote it; only the commit that demotes a passing "
+                    f"feature writes that entry",
+                    entry.feature,
+                )
+            )
+    return problems
 
 
 def parent_feature(parents: Sequence[Side], feature_id: str) -> features.Feature | None:
@@ -900,6 +964,7 @@ def evaluate(
         )
         violations += problems
     flips: list[str] = []
+    remarked: list[str] = []
     unblocked: list[str] = []
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
@@ -911,16 +976,21 @@ def evaluate(
         else:
             flips = flipped(parents, staged, pairs)
         entries = (
-            new_entries(parents, proposed.log) if flips or Rule.STATUS in rules_to_check else []
+            new_entries(parents, proposed.log)
+            if flips or log_changed or Rule.STATUS in rules_to_check
+            else []
         )
+        remarked = remarks(parents, flips, entries) if entries and flips else []
+        earned = [f for f in flips if f not in remarked]  # (the commit's own flip)
         unblocked = [] if establishing else unblocked_features(parents, staged, pairs)
-        violations += rule3_one_flip(flips) if Rule.ONE_FLIP in rules_to_check else []
+        violations += rule3_one_flip(earned) if Rule.ONE_FLIP in rules_to_check else []
         if Rule.VERIFIED in rules_to_check:
             violations += rule4_definition_unchanged(parents, flips, staged)
-            if verification is not None and len(flips) == 1:
+            if verification is not None and flips and len(earned) <= 1:
                 violations += rule4_verified(flips, parents, verification)
         if Rule.LOGGED in rules_to_check:
             violations += rule5_log(flips, entries, log_name)
+            violations += rule5_demotions(parents, staged, entries) if entries else []
         if Rule.LOGGED in rules_to_check and message is not None:
             violations += rule5_message(flips, message)
         if Rule.DEFINITIONS in rules_to_check:
@@ -928,7 +998,7 @@ def evaluate(
                 rule2_root(staged) if establishing else rule2_definitions(parents, staged, pairs)
             )
         if Rule.CLAIMED in rules_to_check:
-            violations += rule6_claimed(flips, claimed, claims_enabled, claim_problem)
+            violations += rule6_claimed(earned, claimed, claims_enabled, claim_problem)
         if Rule.STATUS in rules_to_check:
             violations += rule7_status(parents, staged, entries, pairs)
     if Rule.LOG_APPEND_ONLY in rules_to_check and log_changed:
@@ -951,7 +1021,7 @@ def evaluate(
     )
     if Rule.PERSON in rules_to_check:
         kept += rule11_person(judge, actions, signature)
-    return Report(kept, overridden, flips, reason, staged, actions)
+    return Report(kept, overridden, flips, reason, staged, actions, tuple(remarked))
 
 
 def added_features(parents: Sequence[Side], staged: features.FeatureList) -> list[str]:

@@ -41,6 +41,10 @@ _AT_CALLS = frozenset(
     }
 )
 _LISTING = frozenset({"getdents", "getdents64"})
+# The syscalls that reach a file's content (the others see its name, type, size, mode).
+_CONTENT = frozenset(
+    {"open", "openat", "openat2", "creat", "execve", "execveat", "readlink", "readlinkat"}
+)
 _DIRFD = re.compile(r"(?:AT_FDCWD|-?\d+)(?:<((?:[^>\\]|\\.)*)>)?")
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _RETURNED_PATH = re.compile(r"^-?\d+<((?:[^>\\]|\\.)*)>")
@@ -49,11 +53,13 @@ _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "v": "\v", "f": "\f", "a": "\a", "b"
 
 
 class Seen(NamedTuple):
-    """What one process's record shows: every path it named (``looked``) and the
-    directories it read (``listed``), absolute and normalised."""
+    """What one process's record shows: every path it named (``looked``), those whose
+    content it reached (``opened``: opened, executed, a link read) and the directories it
+    read (``listed``), absolute and normalised."""
 
     looked: frozenset[str]
     listed: frozenset[str]
+    opened: frozenset[str] = frozenset()
 
 
 def unescape(text: str) -> str:
@@ -86,6 +92,7 @@ def read_process(lines: Iterable[str], cwd: str) -> Seen:
     process shows its own (an ``AT_FDCWD</…>``)."""
     looked: set[str] = set()
     listed: set[str] = set()
+    opened: set[str] = set()
     for line in lines:
         name, paren, rest = line.partition("(")
         if not paren or not name.isidentifier():
@@ -115,17 +122,24 @@ def read_process(lines: Iterable[str], cwd: str) -> Seen:
             continue
         path = _resolved(unescape(quoted.group(1)), directory)
         returned = _RETURNED_PATH.match(result)
+        content = name in _CONTENT
         if returned is not None:  # (an open: the path the descriptor really is)
-            looked.add(posixpath.normpath(unescape(returned.group(1))))
+            real = posixpath.normpath(unescape(returned.group(1)))
+            looked.add(real)
+            opened.add(real)
         if path is not None:
             looked.add(path)
-    return Seen(frozenset(looked), frozenset(listed))
+            if content:
+                opened.add(path)
+    return Seen(frozenset(looked), frozenset(listed), frozenset(opened))
 
 
 def merge(seen: Iterable[Seen]) -> Seen:
     looked: set[str] = set()
     listed: set[str] = set()
+    opened: set[str] = set()
     for one in seen:
         looked |= one.looked
         listed |= one.listed
-    return Seen(frozenset(looked), frozenset(listed))
+        opened |= one.opened
+    return Seen(frozenset(looked), frozenset(listed), frozenset(opened))

@@ -10,6 +10,8 @@ Stable API (the finish gate and the publish gate share it):
 - `record(common_dir, feature_id, read_set)` / `forget(common_dir, feature_id)`;
 - `load(common_dir, commands)` — each feature's stored set, None (unknown) when absent or
   measured for another verifier;
+- `run_measured(common_dir, feature_id, command, root, tree, run)` — one verifier run
+  under the tracer, its set kept when it passed;
 - `change(root, old_tree, new_tree)` — a `Change` between two trees (directories included);
 - `affected_at(root, common_dir, commands, new_tree)` — the features of ``commands`` (in its
   order) a move of the tree to ``new_tree`` can break.
@@ -23,13 +25,13 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.core import affected, trace
-from shiftkit.edge import gitio, state
+from shiftkit.edge import gitio, state, verify
 
 FOLDER = "readsets"
 OFF_VARIABLE = "SHIFTKIT_READSETS"  # "off": measure nothing (every set unknown)
@@ -81,17 +83,13 @@ class Measure(NamedTuple):
         seen = trace.merge(_processes(self.directory, str(root)))
         tracked = frozenset(_tree_files(root, tree))
         roots = {str(root), os.path.realpath(root)}
-        files: set[str] = set()
-        dirs: set[str] = set()
-        missing: set[str] = set()
-        for top in roots:
-            found = affected.normalise(seen.looked, seen.listed, top, tracked)
-            files |= found[0]
-            dirs |= found[1]
-            missing |= found[2]
-        return affected.ReadSet(
-            tree, command, frozenset(files), frozenset(dirs), frozenset(missing)
+        found = [
+            affected.normalise(seen.looked, seen.listed, top, tracked, seen.opened) for top in roots
+        ]
+        files, dirs, missing, stats = (
+            frozenset().union(*(one[n] for one in found)) for n in range(4)
         )
+        return affected.ReadSet(tree, command, files, dirs, missing, stats - files)
 
 
 @contextmanager
@@ -121,10 +119,8 @@ def _processes(directory: Path, cwd: str) -> Iterator[trace.Seen]:
 
 
 def _tree_files(root: Path, tree: str) -> list[str]:
-    from shiftkit.edge.verify import clean_environment
-
     listing = gitio.run(
-        ["ls-tree", "-r", "--name-only", "-z", tree], root, clean_env=clean_environment()
+        ["ls-tree", "-r", "--name-only", "-z", tree], root, clean_env=verify.clean_environment()
     ).stdout
     return [path for path in listing.split("\0") if path]
 
@@ -164,21 +160,47 @@ def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.Re
 
 
 def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
-    """The paths that differ between two trees, and which are new — directories included
-    (``-t``), renames as a deletion and an addition."""
+    """The paths that differ between two trees — directories included (``-t``), renames as
+    a deletion and an addition — which are new, and which a stat sees changed (added,
+    deleted, another type or mode, another size)."""
     listing = gitio.out(
-        ["diff-tree", "-r", "-t", "--no-renames", "--name-status", "-z", old_tree, new_tree],
-        root,
+        ["diff-tree", "-r", "-t", "--no-renames", "-z", old_tree, new_tree], root
     ).split("\0")
     paths: set[str] = set()
     added: set[str] = set()
-    for status, path in zip(listing[0::2], listing[1::2], strict=False):
-        if not path:
+    resized: set[str] = set()
+    same_kind: list[tuple[str, str, str]] = []  # (path, old blob, new blob)
+    for header, path in zip(listing[0::2], listing[1::2], strict=False):
+        fields = header.lstrip(":").split()
+        if len(fields) < 5 or not path:
             continue
+        old_mode, new_mode, old_oid, new_oid, status = fields[:5]
         paths.add(path)
         if status.startswith("A"):
             added.add(path)
-    return affected.Change(frozenset(paths), frozenset(added))
+        if status[:1] in "AD" or old_mode != new_mode:
+            resized.add(path)
+        elif status.startswith("M") and new_mode.startswith("10"):
+            same_kind.append((path, old_oid, new_oid))
+    if same_kind:
+        sizes = _sizes(root, [oid for _, a, b in same_kind for oid in (a, b)])
+        resized |= {path for path, a, b in same_kind if sizes.get(a) != sizes.get(b)}
+    return affected.Change(frozenset(paths), frozenset(added), frozenset(resized))
+
+
+def _sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
+    proc = gitio.run(
+        ["cat-file", "--batch-check=%(objectname) %(objectsize)"],
+        root,
+        input="\n".join(oids) + "\n",
+        check=False,
+    )
+    found = {}
+    for line in proc.stdout.splitlines():
+        oid, _, size = line.partition(" ")
+        if size.isdigit():
+            found[oid] = int(size)
+    return found
 
 
 def affected_at(
@@ -199,3 +221,27 @@ def affected_at(
 
 def _has_tree(root: Path, tree: str) -> bool:
     return gitio.run(["cat-file", "-e", f"{tree}^{{tree}}"], root, check=False).returncode == 0
+
+
+# -- one verifier run, measured -----------------------------------------------------------
+
+
+def run_measured(
+    common_dir: Path,
+    feature_id: str,
+    command: str,
+    root: Path,
+    tree: str,
+    run: Callable[[Sequence[str]], verify.Outcome],
+) -> verify.Outcome:
+    """``run(prefix)`` — ``feature_id``'s verifier ``command`` in ``root`` (a checkout of
+    ``tree``) — under the tracer when one works here; a pass keeps the set it read (a pass
+    whose reads could not be measured forgets the old set: unknown again)."""
+    with measuring() as measure:
+        outcome = run(measure.prefix if measure is not None else ())
+        if outcome.ok:
+            if measure is not None:
+                record(common_dir, feature_id, measure.read_set(root, tree, command))
+            else:
+                forget(common_dir, feature_id)
+    return outcome

@@ -6,12 +6,13 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
-from shiftkit.edge import culprit, files, gitio, state, verify
+from shiftkit.edge import culprit, files, gitio, readsets, state, verify
 from shiftkit.edge.committing import commit_bookkeeping
 from shiftkit.edge.context import Context, log_time, short, write_features, write_log
 from shiftkit.edge.files import read_optional
@@ -123,7 +124,16 @@ def run_at_tree(
                         if errors or not pending:
                             return
                         job = pending.popleft()
-                    outcome = verify.run_in(target, job.command, cfg.verify_timeout, env, cfg.junit)
+                    outcome = readsets.run_measured(
+                        ctx.common_dir,
+                        job.feature.id,
+                        job.command,
+                        target,
+                        tree,
+                        partial(
+                            verify.run_in, target, job.command, cfg.verify_timeout, env, cfg.junit
+                        ),
+                    )
                     with lock:
                         results[order[id(job)]] = outcome
                         on_done(job, outcome)
@@ -181,7 +191,7 @@ def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify
             outcome = (
                 prepared._replace(command=job.command)
                 if prepared is not None
-                else verify.run_in(target, job.command, job.timeout)
+                else verify.run_in(target, job.command, job.timeout, junit=ctx.config.junit)
             )
         finally:
             with adding:

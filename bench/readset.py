@@ -1,0 +1,198 @@
+"""Read sets (decision record 0053): the cost of measuring what a verifier reads, and how well
+the measured sets select the features a change breaks.
+
+Run: python bench/readset.py [--rounds N]
+Bars (issue 26): a real pytest verifier run under strace (recording its read set) ÷ the same
+verifier untraced <= 1.3. Reported: recall (bar: 1.00, every seeded break selected) and
+precision of the selection over seeded breaks of every file of a small Python project — each
+tracked file in turn made unreadable as Python (and a shadowing `pytest.py` and a failing
+root `conftest.py` added), every verifier run to see which really break.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from shiftkit.core import affected
+from shiftkit.edge import readsets, verify
+
+FILES = {
+    "calc/__init__.py": "",
+    "calc/ops.py": "from calc.util import twice\n\ndef add(a, b):\n    return a + b\n\n"
+    "def mul(a, b):\n    return a * b\n\ndef dbl(a):\n    return twice(a)\n",
+    "calc/util.py": "def twice(a):\n    return 2 * a\n",
+    "calc/text.py": "def shout(s):\n    return s.upper()\n",
+    "tests/test_add.py": "from calc.ops import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+    "tests/test_mul.py": "from calc.ops import mul\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    "tests/test_dbl.py": "from calc.ops import dbl\n\ndef test_dbl():\n    assert dbl(4) == 8\n",
+    "tests/test_text.py": "from calc.text import shout\n\ndef test_shout():\n"
+    "    assert shout('a') == 'A'\n",
+    "data/words.txt": "alpha\nbeta\n",
+    "scripts/words.sh": "#!/bin/sh\ngrep -q beta data/words.txt\n",
+    "README.md": "A calculator.\n",
+    "docs/usage.md": "Call add.\n",
+}
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+VERIFIERS = {
+    "F1": f"{PYTEST} tests/test_add.py",
+    "F2": f"{PYTEST} tests/test_mul.py",
+    "F3": f"{PYTEST} tests/test_dbl.py",
+    "F4": f"{PYTEST} tests/test_text.py",
+    "F5": "sh scripts/words.sh",
+}
+ADDED = {
+    "pytest.py": "raise SystemExit(3)\n",  # shadows pytest for `python -m pytest`
+    "conftest.py": "raise SystemExit(4)\n",  # a root conftest that fails everything
+    "calc/text_helpers.py": "x = 1\n",  # harmless: nobody imports it
+}
+
+
+def build(home: Path, env: dict[str, str]) -> Path:
+    project = home / "readset-bench"
+    project.mkdir()
+    for path, text in FILES.items():
+        (project / path).parent.mkdir(parents=True, exist_ok=True)
+        (project / path).write_text(text)
+    (project / ".gitignore").write_text("__pycache__/\n")
+    sh(["git", "init", "-q"], project, env)
+    sh(["git", "add", "-A"], project, env)
+    sh(["git", "commit", "-q", "-m", "A small project"], project, env)
+    return project
+
+
+def _tree(project: Path, env: dict[str, str]) -> str:
+    return sh(["git", "rev-parse", "HEAD^{tree}"], project, env).strip()
+
+
+def measure_sets(project: Path, env: dict[str, str]) -> dict[str, affected.ReadSet]:
+    tree = _tree(project, env)
+    sets = {}
+    for feature_id, command in VERIFIERS.items():
+        with readsets.measuring() as measure:
+            if measure is None:
+                raise SystemExit("bench: strace is missing or cannot trace here")
+            outcome = verify.run_command(command, project, 120, prefix=measure.prefix)
+            if not outcome.ok:
+                raise SystemExit(f"bench: {feature_id} fails\n{outcome.output}")
+            sets[feature_id] = measure.read_set(project, tree, command)
+    return sets
+
+
+def _failing(project: Path) -> set[str]:
+    return {
+        feature_id
+        for feature_id, command in VERIFIERS.items()
+        if not verify.run_command(command, project, 120).ok
+    }
+
+
+def _clean(project: Path, env: dict[str, str]) -> None:
+    sh(["git", "reset", "-q"], project, env)
+    sh(["git", "checkout", "-q", "--", "."], project, env)
+    sh(["git", "clean", "-q", "-f", "-d"], project, env)
+
+
+def _seeds() -> list[tuple[str, str, str | None]]:
+    """(what, path, new text or None to delete): every file rewritten as text no verifier can
+    read as it did (no longer Python, no `beta`), every file deleted, and three additions."""
+    seeds: list[tuple[str, str, str | None]] = [
+        ("rewrite", path, "this is ( not valid\n") for path in FILES
+    ]
+    seeds += [("delete", path, None) for path in FILES]
+    seeds += [("add", path, text) for path, text in ADDED.items()]
+    return seeds
+
+
+def accuracy(project: Path, env: dict[str, str]) -> tuple[int, int, int, int]:
+    """(breaks selected, breaks, selected, seeded changes) over every seeded change: the
+    selection is `affected` over the change between the trees, the truth every verifier run
+    on the seeded work tree."""
+    sets: dict[str, affected.ReadSet | None] = dict(measure_sets(project, env))
+    base = _tree(project, env)
+    ids = list(VERIFIERS)
+    hit = breaks = selected = 0
+    seeds = _seeds()
+    for _, path, text in seeds:
+        if text is None:
+            (project / path).unlink()
+        else:
+            (project / path).write_text(text)
+        sh(["git", "add", "-A"], project, env)
+        change = readsets.change(project, base, sh(["git", "write-tree"], project, env).strip())
+        predicted = set(affected.affected(ids, sets, change.paths, change.added, change.resized))
+        broken = _failing(project)
+        _clean(project, env)
+        hit += len(predicted & broken)
+        breaks += len(broken)
+        selected += len(predicted)
+    return hit, breaks, selected, len(seeds)
+
+
+def figures(rounds: int = 5) -> list[Row]:
+    if readsets.tracer() is None:
+        return [Row("read sets: strace is missing (not measured)", 0.0, "-", None)]
+    home = scratch()
+    env = bench_env(home)
+    project = build(home, env)
+    command = VERIFIERS["F1"]
+    tree = _tree(project, env)
+
+    def plain() -> None:
+        if not verify.run_command(command, project, 120).ok:
+            raise SystemExit("bench: the verifier fails")
+
+    def traced() -> None:
+        outcome = readsets.run_measured(
+            project / ".git",
+            "F1",
+            command,
+            project,
+            tree,
+            lambda prefix: verify.run_command(command, project, 120, prefix=prefix),
+        )
+        if not outcome.ok:
+            raise SystemExit("bench: the verifier fails traced")
+
+    timed = side_by_side({"plain": plain, "traced": traced}, rounds)
+    hit, breaks, selected, seeds = accuracy(project, env)
+    shutil.rmtree(home, ignore_errors=True)
+    recall = hit / breaks if breaks else 1.0
+    precision = hit / selected if selected else 1.0
+    return [
+        Row(
+            "pytest verifier recording its read set ÷ untraced",
+            timed["traced"] / timed["plain"],
+            f"{ms(timed['traced'])} vs {ms(timed['plain'])}",
+            1.3,
+        ),
+        Row(
+            "read sets: misses ÷ seeded breaks (1 - recall)",
+            1 - recall,
+            f"recall {hit}/{breaks}, {seeds} seeded changes",
+            0.0,
+        ),
+        Row(
+            "read sets: precision of the selection",
+            precision,
+            f"{hit} of {selected} selected really broke",
+            None,
+        ),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    print_rows("read sets", figures(args.rounds))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""After a unit's commit: publish it and let the claim go — and when the push loses a race
+(the remote's branch moved on meanwhile), catch up through the judged `sync` and push again,
+a bounded number of times, so "finished" normally means "on the remote" (decision 0055)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from shiftkit.commands import claims as claiming
+from shiftkit.core.claim import LocalClaim
+from shiftkit.core.errors import ShiftkitError
+from shiftkit.edge import gitio
+from shiftkit.edge.context import Context
+
+Say = Callable[[str], None]
+
+RETRIES = 3  # judged syncs after a lost push race, before leaving it to `shiftkit sync`
+
+
+def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
+    """Push ``head`` and release ``held`` once it is on the remote (`claims.let_go`); a
+    lost race runs `claims.sync` (the remote's commits judged here, merged, pushed) up to
+    `RETRIES` times. Returns how the caller's last line ends: where the claim is now."""
+    said, ending = claiming.let_go(ctx, held, head)
+    if said is not None:
+        say(said)
+    name = ctx.config.claims.remote
+    branch = gitio.branch(ctx.root)
+    for _ in range(RETRIES):
+        if not name or not branch or not _waiting(ctx, held) or not _raced(ctx, name, branch):
+            break
+        say(f"{name}/{branch} moved on meanwhile: syncing (its new commits judged here) to push")
+        try:
+            claiming.sync(ctx, say)
+        except ShiftkitError as exc:
+            say(exc.message.removeprefix("shiftkit: "))
+            return f"the claim stays held on {name} until this commit is there: `shiftkit sync`"
+        ending = (
+            "claim released"
+            if not _waiting(ctx, held)
+            else f"the claim stays held on {name} (not released yet): `shiftkit sync` retries"
+        )
+    return ending
+
+
+def _waiting(ctx: Context, held: LocalClaim) -> bool:
+    """Whether ``held`` is parked: committed here, not yet released on the remote."""
+    return any(row.feature == held.feature and row.oid == held.oid for row in claiming.parked(ctx))
+
+
+def _raced(ctx: Context, name: str, branch: str) -> bool:
+    """Whether the remote's branch holds commits this one lacks (fetched now): a push lost
+    to another clone's, which a sync can catch up with — not a refusal to wait out."""
+    tracking = f"refs/remotes/{name}/{branch}"
+    fetched = gitio.run(
+        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
+        ctx.root,
+        check=False,
+    )
+    if fetched.returncode != 0:
+        return False
+    behind = gitio.run(["merge-base", "--is-ancestor", tracking, "HEAD"], ctx.root, check=False)
+    return behind.returncode == 1

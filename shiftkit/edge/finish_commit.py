@@ -1,0 +1,128 @@
+"""`finish`'s commit: the plan written and committed, the tree being exactly the verified
+tree plus shiftkit's bookkeeping; refused at the commit, everything as it was."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from shiftkit.core.errors import Refused
+from shiftkit.edge import gitio, ledger, verify
+from shiftkit.edge.committing import commit as make_commit
+from shiftkit.edge.context import Context, write_features, write_planned_log
+from shiftkit.edge.undo import undone_on_refusal
+
+if TYPE_CHECKING:
+    from shiftkit.edge.finish_plan import FinishPlan
+    from shiftkit.edge.gate import Verdict
+
+Say = Callable[[str], None]
+
+# Untracked names that look like an agent's scratch rather than the work (decision 0055).
+SCRATCH = ("*.log", "notes*", "tmp*", "scratch*")
+
+
+def _ours(ctx: Context) -> set[str]:
+    cfg = ctx.config
+    return {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
+
+
+def say_unstaged(ctx: Context, say: Say) -> None:
+    """`finish` commits the whole work tree (`git add -A`; what .gitignore matches never):
+    it names every path it adds that was not staged, so nothing lands unseen, and warns of
+    untracked files that look like scratch (`SCRATCH`, or outside every directory the
+    change touches otherwise)."""
+    ours = _ours(ctx)
+    added = sorted({path for path in verify.unstaged_paths(ctx.root) if path not in ours})
+    if added:
+        say(f"finish commits the work tree; adding what was not staged: {', '.join(added)}")
+    scratch = scratch_paths(ctx, ours)
+    if scratch:
+        say(
+            f"warning: {', '.join(scratch[:5])}{' …' if len(scratch) > 5 else ''} "
+            f"look{'s' if len(scratch) == 1 else ''} like scratch, not work, and will be "
+            f"committed; delete {'it' if len(scratch) == 1 else 'them'}, or keep such files "
+            f"out with .gitignore (or .git/info/exclude) before `shiftkit finish`"
+        )
+
+
+def scratch_paths(ctx: Context, ours: set[str]) -> list[str]:
+    """Untracked files (not ignored) whose names look like scratch, or that lie outside
+    every directory the rest of the change touches."""
+    untracked = [
+        path
+        for path in gitio.out(["ls-files", "--others", "--exclude-standard", "-z"], ctx.root).split(
+            "\0"
+        )
+        if path and path not in ours
+    ]
+    if not untracked:
+        return []
+    tracked_changes = [
+        path
+        for path in gitio.out(["diff", "HEAD", "--name-only", "-z"], ctx.root).split("\0")
+        if path and path not in ours
+    ]
+    folders = {_folder(path) for path in tracked_changes}
+    found = []
+    for path in untracked:
+        name = path.rsplit("/", 1)[-1]
+        looks = any(fnmatch.fnmatch(name, pattern) for pattern in SCRATCH)
+        if looks or (folders and not _inside(_folder(path), folders)):
+            found.append(path)
+    return found
+
+
+def _inside(folder: str, folders: set[str]) -> bool:
+    """``folder`` is one of ``folders`` or below one (the root, ``""``, holds only itself)."""
+    return folder in folders or any(f and folder.startswith(f + "/") for f in folders)
+
+
+def _folder(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
+    """Write the plan and commit it. Refused here (a hook, or a tree that is not the verified
+    one): the index and shiftkit's files as they were, so `finish` can simply be run again."""
+    from shiftkit.edge.gate import verifier_of
+    from shiftkit.edge.project import read_features
+
+    again = (
+        f"nothing was committed, and the index, {ctx.config.features} and the log are as "
+        f"they were: fix what it reports (a fixer's changes are in the work tree) and run "
+        f"`shiftkit finish` again, which verifies the tree it commits"
+    )
+    with undone_on_refusal(ctx, say, again):
+        write_features(ctx, plan.flipped)
+        write_planned_log(ctx, plan.log, plan.archive)
+        ledger.close_unit(ctx, plan.held, "passed")
+        gitio.run(["add", "-A"], ctx.root)
+        tree = gitio.write_tree(ctx.root)
+        _require_verified_tree(ctx, verdict.tree, tree)
+        current = read_features(ctx.project)
+        for feature_id in (plan.feature.id, *plan.repaired):
+            feature = current.get(feature_id)
+            if feature is None:
+                continue
+            command = verify.cache_command(verifier_of(ctx, feature), ctx.config.verify_in)
+            verify.record_pass(ctx.common_dir, tree, command)  # (the hooks' rule 4 evidence)
+        return make_commit(ctx, plan.message.replace("TREE", tree))
+
+
+def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
+    """The tree about to be committed must be the verified tree plus the bookkeeping files:
+    something that changed the work tree meanwhile was not verified."""
+    ours = _ours(ctx)
+    changed = gitio.out(
+        ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
+    ).split("\0")
+    strangers = [path for path in changed if path and path not in ours]
+    if not strangers:
+        return
+    raise Refused(
+        f"the work tree changed after the verifier ran ({', '.join(strangers[:3])}); "
+        f"the tree to commit is not the tree verified, so nothing was committed — "
+        f"run `shiftkit finish` again"
+    )
