@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 from conftest import Result, calc_verifier, git, git_ok, implement, shiftkit, write
 
-from shiftkit.core import oracle, protected
-
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
 SKIP_MARKER = "import pytest\n\n\n@pytest.mark.skip\ndef test_add():\n    assert False\n"
 ROOT_CONFTEST = (
@@ -52,6 +50,8 @@ def commit(project: Path, message: str, *extra: str) -> Result:
     ],
 )
 def test_inference(command: str, patterns: tuple[str, ...], pytest_run: bool) -> None:
+    from shiftkit.core import oracle
+
     found = oracle.oracle_of(command, ())
     assert found.patterns == patterns
     assert found.pytest is pytest_run
@@ -60,6 +60,8 @@ def test_inference(command: str, patterns: tuple[str, ...], pytest_run: bool) ->
 
 
 def test_ground_names_the_feature_and_lets_additions_through() -> None:
+    from shiftkit.core import protected
+
     ground = protected.ground(
         [("F001", "pytest tests/test_a.py", ()), ("F002", "true", ("data/**",))],
         (),
@@ -87,6 +89,8 @@ def test_ground_names_the_feature_and_lets_additions_through() -> None:
 
 
 def test_only_the_pytest_section_of_pyproject_counts() -> None:
+    from shiftkit.core import protected
+
     ground = protected.ground([("F001", "pytest t/test_a.py", ())], (), "docs/decisions", ())
     rows = [("M", "pyproject.toml")]
     other = ('[project]\nname = "a"\n', '[project]\nname = "b"\n')
@@ -318,3 +322,22 @@ def test_the_oracle_setting_is_a_list_of_project_paths() -> None:
     for bad in ('"tests/**"', '["/etc/passwd"]', '["../x/**"]', "[1]"):
         with pytest.raises(BadInput, match=r"'shiftkit\.oracle'"):
             config.parse(f"[shiftkit]\noracle = {bad}\n")
+
+
+def test_under_the_signed_policy_an_oracle_change_needs_a_signature(
+    calc: Path, tmp_path: Path
+) -> None:
+    from test_trust import make_key, signing_env
+
+    person = make_key(tmp_path, "person")
+    write(calc / ".shiftkit" / "allowed_signers", f"person@x {Path(f'{person}.pub').read_text()}")
+    config = calc / ".shiftkit.toml"
+    config.write_text(config.read_text() + '\n[shiftkit.people]\npolicy = "signed"\n')
+    assert commit(calc, "Person actions need a signature from now on").returncode == 0
+    write(calc / "tests" / "test_add.py", SKIP_MARKER)
+    message = ("-m", "Skip add for now", "-m", "Shiftkit-Override: agreed with Ana")
+    unsigned = commit(calc, *message[1:])
+    assert unsigned.returncode != 0 and "rule 11" in unsigned.output, unsigned.output
+    signed = git(calc, "commit", "-q", "-S", *message, env=signing_env(person))
+    assert signed.returncode == 0, signed.output
+    assert shiftkit(calc, "audit").returncode == 0

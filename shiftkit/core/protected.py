@@ -33,10 +33,10 @@ SHARED_SETTINGS = ("tox.ini", "setup.cfg", "pyproject.toml")
 # What at the root shadows the runner for `python -m pytest` (the root is sys.path[0]).
 SHADOWS = ("pytest", "_pytest", "py", "pluggy", "iniconfig")
 
-# Whole files of shiftkit's (the config is rule 10's: its enforcement keys).
+# Whole files of shiftkit's. (The config and the allowed signers are person actions already:
+# rule 10's enforcement keys and rule 11's signers, listed and signed under "signed".)
 ENFORCEMENT_FILES = (
     ".shiftkit/features.schema.json",
-    ".shiftkit/allowed_signers",
     ".github/workflows/shiftkit-audit.yml",
 )
 ENFORCEMENT_PREFIX = ".shiftkit/hook"  # the harness hook scripts: `.shiftkit/hook*`
@@ -577,4 +577,4 @@ def load(text: str) -> Ground | None:
 def protocol_files(
     features_name: str, progress: str, archive: str, ledger: str = ".shiftkit/ledger.jsonl"
 ) -> tuple[str, ...]:
-    return (features_name, progress, archive, ledger, ".shiftkit.toml")
+    return (features_name, progress, archive, ledger, ".shiftkit.toml", ".shiftkit/allowed_signers")

@@ -159,9 +159,22 @@ def cached_ground(
     try:
         os.makedirs(folder, exist_ok=True)
         atomic_write(Path(path), protected.dump(found))
+        _prune(folder)
     except OSError:
         pass  # (a read-only git dir: built again next time)
     return found
+
+
+KEPT_GROUNDS = 16  # each list version has its ground: keep the newest few
+
+
+def _prune(folder: str) -> None:
+    names = os.listdir(folder)
+    if len(names) <= KEPT_GROUNDS:
+        return
+    paths = sorted((os.path.join(folder, n) for n in names), key=os.path.getmtime)
+    for old in paths[: len(paths) - KEPT_GROUNDS]:
+        os.unlink(old)
 
 
 def _parse(config_text: str | None) -> Config:
