@@ -122,6 +122,7 @@ SIGNS = {
     ".claude/settings.json": "shiftkit guard",
     ".codex/hooks.json": "shiftkit guard",
     ".gitattributes": "merge=shiftkit-features",
+    ".gitignore": "__pycache__",
 }
 
 
