@@ -161,6 +161,9 @@ def test_adoption_merges_into_the_users_files_and_their_hooks_still_run(
     attributes = (root / ".gitattributes").read_text()
     assert attributes.startswith(USER_ATTRIBUTES) and "merge=shiftkit-features" in attributes
     assert (root / "debug.log").read_text() == "ignored, and must survive\n"
+    ignored = (root / ".gitignore").read_text()  # the user's lines kept, the runner caches added
+    assert ignored.startswith("*.log\n") and "\n__pycache__/\n" in ignored
+    assert ".gitignore" in git_ok(root, "show", "--name-only", "--format=", "HEAD").split()
 
     # The next commits: the user's hooks run beside shiftkit's.
     hook_log.unlink(missing_ok=True)

@@ -19,6 +19,7 @@ from shiftkit.core.adopt_merge import (
     BEGIN,
     END,
     merge_claude_settings,
+    merge_gitignore,
     merge_lines,
     merge_markdown,
     merge_pre_commit_config,
@@ -85,6 +86,45 @@ def test_gitattributes_get_only_the_missing_lines() -> None:
     merged = merge_lines(user, ours, ".gitattributes")
     assert merged == user + "\nfeatures.json merge=shiftkit-features\n"
     assert merge_lines(merged, ours, ".gitattributes") == merged
+
+
+# -- .gitignore --------------------------------------------------------------------------------
+
+
+def test_gitignore_gets_the_runner_caches_the_users_lines_lack() -> None:
+    ours = (TEMPLATE / ".gitignore.jinja").read_text()
+    user = "*.log\n__pycache__\n/.venv/\n"  # `__pycache__` covers `__pycache__/`
+    merged = merge_gitignore(user, ours, ".gitignore")
+    assert merged.startswith(user + "\n# Runner caches")
+    added = merged[len(user) :].splitlines()
+    assert "__pycache__/" not in added and ".venv/" in added and ".pytest_cache/" in added
+    assert merge_gitignore(merged, ours, ".gitignore") == merged
+    assert merge_gitignore("", ours, ".gitignore") == ours
+    assert merge_gitignore(ours, ours, ".gitignore") == ours
+    assert merge_gitignore("node_modules", ours, ".gitignore").startswith("node_modules\n\n#")
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["__pycache__/", "*.pyc", "# mine", "", "build/", ".venv", "!keep"]),
+            st.text(st.characters(blacklist_categories=["Cs", "Cc"]), max_size=12),
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_gitignore_merge_keeps_the_users_text_and_is_idempotent(
+    lines: list[str], newline: bool
+) -> None:
+    ours = (TEMPLATE / ".gitignore.jinja").read_text()
+    user = "\n".join(lines) + ("\n" if newline and lines else "")
+    merged = merge_gitignore(user, ours, ".gitignore")
+    assert merged.startswith(user) or not user.strip()
+    covered = {line.strip().rstrip("/") for line in merged.split("\n")}
+    assert all(line.rstrip("/") in covered for line in ours.splitlines())
+    assert merge_gitignore(merged, ours, ".gitignore") == merged
 
 
 # -- .claude/settings.json -------------------------------------------------------------------

@@ -122,6 +122,7 @@ SIGNS = {
     ".claude/settings.json": ".shiftkit/hook guard",
     ".codex/hooks.json": ".shiftkit/hook guard",
     ".gitattributes": "merge=shiftkit-features",
+    ".gitignore": "__pycache__",
 }
 
 

@@ -13,6 +13,8 @@ into its own result gives that result back, byte for byte.
 - `.codex/hooks.json`: the same merge, for Codex CLI's file of the same structure (event,
   matcher groups, handlers); the user's top-level keys (`description`) kept.
 - `.gitattributes`: shiftkit's lines appended when missing.
+- `.gitignore`: shiftkit's patterns (runner caches and environments) appended, under its
+  comment, when the user's lines do not already name them.
 """
 
 from __future__ import annotations
@@ -80,6 +82,28 @@ def merge_lines(existing: str, ours: str, name: str) -> str:
         return existing
     base = existing if not existing or existing.endswith("\n") else existing + "\n"
     return base + "".join(f"{line}\n" for line in missing)
+
+
+# -- .gitignore: missing patterns appended under shiftkit's comment -------------------------------
+
+
+def _pattern(line: str) -> str:
+    """A `.gitignore` line as the pattern it names (`x` and `x/` alike: `x` covers both)."""
+    return line.strip().rstrip("/")
+
+
+def merge_gitignore(existing: str, ours: str, name: str) -> str:
+    have = {_pattern(line) for line in existing.split("\n")}  # (git's lines: `\n` only)
+    lines = ours.splitlines()
+    comment = [line for line in lines if line.startswith("#")]
+    patterns = [line for line in lines if _pattern(line) and not line.startswith("#")]
+    missing = [line for line in patterns if _pattern(line) not in have]
+    if not missing:
+        return existing
+    if not existing.strip():
+        return ours
+    base = existing if existing.endswith("\n") else existing + "\n"
+    return base + "\n" + "".join(f"{line}\n" for line in comment + missing)
 
 
 # -- .claude/settings.json: shiftkit's hook entries per event -----------------------------------

@@ -18,6 +18,7 @@ MERGES: dict[str, Merge] = {
     ".claude/settings.json": adopt_merge.merge_claude_settings,
     ".codex/hooks.json": adopt_merge.merge_codex_hooks,
     ".gitattributes": adopt_merge.merge_lines,
+    ".gitignore": adopt_merge.merge_gitignore,
 }
 
 CREATE = "create"  # the directory has no such file

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from shiftkit.core import verdict
+from shiftkit.core import runner_files, verdict
 from shiftkit.edge import state
 from shiftkit.edge.atomic import atomic_write
 
@@ -368,15 +368,54 @@ def temporary_checkout(root: Path, tree: str) -> Iterator[Path]:
 
 def checkout_changes(target: Path) -> list[str]:
     """What differs in a temporary checkout from the tree it holds: changed or deleted tracked
-    files and untracked files that are not ignored (`git status`, one line each)."""
+    files, and every file git does not track — ignored ones too — outside runner caches and
+    environments (`runner_files`, decision record 0052): a file the tree does not hold must
+    not help its verifier."""
+    from shiftkit.edge import gitio
+
+    env = clean_environment()
+    tracked = gitio.run(
+        ["status", "--porcelain", "-z", "--untracked-files=no"], target, clean_env=env
+    ).stdout
+    changed = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3 and entry[2] == " "]
+    others = untracked(target)
+    return changed + [path for path in others if not runner_files.is_runner_output(path)]
+
+
+def untracked(target: Path) -> list[str]:
+    """Every path git does not track in ``target``, ignored ones too; a folder that holds
+    nothing tracked is one entry ending in `/`."""
     from shiftkit.edge import gitio
 
     listing = gitio.run(
-        ["status", "--porcelain", "-z", "--untracked-files=all"],
+        ["ls-files", "--others", "--directory", "--no-empty-directory", "-z"],
         target,
         clean_env=clean_environment(),
     ).stdout
-    return [entry[3:] for entry in listing.split("\0") if len(entry) > 3 and entry[2] == " "]
+    return [path for path in listing.split("\0") if path]
+
+
+def drop_caches(target: Path) -> None:
+    """Remove the pure caches (`runner_files.is_pure_cache`) `init` left in a checkout."""
+    import shutil
+
+    for path in untracked(target):
+        if runner_files.is_pure_cache(path):
+            where = target / path
+            if where.is_dir() and not where.is_symlink():
+                shutil.rmtree(where, ignore_errors=True)
+            else:
+                where.unlink(missing_ok=True)
+
+
+def restore_checkout(target: Path) -> None:
+    """Put a temporary checkout back to its tree, keeping runner caches and environments."""
+    from shiftkit.edge import gitio
+
+    env = clean_environment()
+    kept = [word for line in runner_files.gitignore_lines() for word in ("-e", line)]
+    gitio.run(["reset", "-q", "--hard"], target, clean_env=env)
+    gitio.run(["clean", "-f", "-d", "-x", "-q", *kept], target, clean_env=env)
 
 
 def _changed_tree(outcome: Outcome, what: str, changes: list[str]) -> Outcome:
@@ -384,9 +423,12 @@ def _changed_tree(outcome: Outcome, what: str, changes: list[str]) -> Outcome:
     return outcome._replace(
         ok=False,
         exit_code=outcome.exit_code or 1,
+        reason=f"{what} changed the checkout it was judging ({listed})",
         output=(
             f"{what} changed the checkout it was judging ({listed}): what is verified must be "
-            f"the committed tree itself (ignore generated files in .gitignore)\n" + outcome.output
+            f"the committed tree itself, and only runner caches and environments may be "
+            f"written there (__pycache__/, .venv/, node_modules/, ...; an ignored file counts)\n"
+            + outcome.output
         ),
     )
 
@@ -394,8 +436,9 @@ def _changed_tree(outcome: Outcome, what: str, changes: list[str]) -> Outcome:
 def prepare_checkout(
     target: Path, init: str, timeout: float, env: dict[str, str] | None = None
 ) -> Outcome | None:
-    """Run ``init`` in a temporary checkout; None when it passed and left the tree as it was,
-    else the failure to report in the verifier's place. ``env``: default `clean_environment`."""
+    """Run ``init`` in a temporary checkout; None when it passed and left the tree as it was
+    (the pure caches it wrote then dropped), else the failure to report in the verifier's
+    place. ``env``: default `clean_environment`."""
     if not init:
         return None
     prepared = run_command(init, target, timeout, env or clean_environment())
@@ -407,7 +450,10 @@ def prepare_checkout(
             ),
         )
     changes = checkout_changes(target)
-    return _changed_tree(prepared, f"init ({init})", changes) if changes else None
+    if changes:
+        return _changed_tree(prepared, f"init ({init})", changes)
+    drop_caches(target)
+    return None
 
 
 def run_in(
@@ -425,11 +471,7 @@ def run_in(
     changes = checkout_changes(target)
     if not changes:
         return outcome
-    from shiftkit.edge import gitio
-
-    env = clean_environment()
-    gitio.run(["reset", "-q", "--hard"], target, clean_env=env)
-    gitio.run(["clean", "-f", "-d", "-q"], target, clean_env=env)
+    restore_checkout(target)
     return _changed_tree(outcome, "the verifier", changes)
 
 
