@@ -252,3 +252,20 @@ def test_the_start_checks_demotion_names_the_breaking_commit(scaffold: Path) -> 
     assert not _passes(scaffold, "HEAD")
     message = git_ok(scaffold, "log", "-1", "--format=%B")
     assert f"{FEATURE} first fails at {breaking[:7]}" in message
+
+
+def test_a_push_of_a_branch_not_checked_out_is_refused_in_one_line(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    git_ok(two, "switch", "-q", "-c", "side")
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    git_ok(two, "switch", "-q", "main")
+    pushed = git(two, "push", "-q", "origin", "side")
+    assert pushed.returncode != 0, pushed.output
+    said = [line for line in pushed.stderr.splitlines() if line.startswith("shiftkit:")]
+    assert len(said) == 1, pushed.stderr
+    assert f"{FEATURE} fails at {breaking[:7]}" in said[0]
+    assert "check out refs/heads/side" in said[0], said[0]
+    assert git(bare, "rev-parse", "-q", "--verify", "refs/heads/side").returncode != 0
+    assert git_ok(two, "rev-parse", "side").strip() == breaking  # nothing committed there
