@@ -239,3 +239,33 @@ def test_sync_re_verifies_incoming_flips_at_once(scaffold: Path, tmp_path: Path)
     assert set(seen) == {("a", "start"), ("a", "end"), ("b", "start"), ("b", "end")}, seen
     assert seen[("a", "start")] < seen[("b", "end")] and seen[("b", "start")] < seen[("a", "end")]
     assert git_ok(two, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
+
+
+def test_the_start_checks_demotion_names_the_breaking_commit(scaffold: Path) -> None:
+    _passing_one(scaffold)
+    breaking = _plain_commit(scaffold, "Tidy up the files", remove="one.txt")
+    _plain_commit(scaffold, "Add notes", write="notes.md")
+    started = shiftkit(scaffold, "start")
+    assert started.returncode == 0, started.output
+    # The brief shows the demotion's log entry, which names the breaking commit.
+    assert f"it first fails at {breaking[:7]} 'Tidy up the files'" in started.stdout
+    assert not _passes(scaffold, "HEAD")
+    message = git_ok(scaffold, "log", "-1", "--format=%B")
+    assert f"{FEATURE} first fails at {breaking[:7]}" in message
+
+
+def test_a_push_of_a_branch_not_checked_out_is_refused_in_one_line(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, _, two = _team(scaffold, tmp_path)
+    git_ok(two, "switch", "-q", "-c", "side")
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    git_ok(two, "switch", "-q", "main")
+    pushed = git(two, "push", "-q", "origin", "side")
+    assert pushed.returncode != 0, pushed.output
+    said = [line for line in pushed.stderr.splitlines() if line.startswith("shiftkit:")]
+    assert len(said) == 1, pushed.stderr
+    assert f"{FEATURE} fails at {breaking[:7]}" in said[0]
+    assert "check out refs/heads/side" in said[0], said[0]
+    assert git(bare, "rev-parse", "-q", "--verify", "refs/heads/side").returncode != 0
+    assert git_ok(two, "rev-parse", "side").strip() == breaking  # nothing committed there
