@@ -932,8 +932,14 @@ def report(output: Path, as_json: bool) -> int:
     spend, the claims now and the last check. The page needs the 'report' extra
     (`pip install 'shiftkit[report]'`); --json does not."""
     from shiftkit.commands import report as report_mod
+    from shiftkit.edge import codex_trust
 
-    return report_mod.report_cmd(_context(), output, as_json, _say)
+    ctx = _context()
+    code = report_mod.report_cmd(ctx, output, as_json, _say)
+    advice = codex_trust.line(ctx.root)  # (the page's figures lack a Codex that ran no hooks)
+    if advice:
+        click.echo(f"shiftkit: {advice}", err=True)
+    return code
 
 
 @cli.group(cls=Group)

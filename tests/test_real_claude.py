@@ -16,6 +16,8 @@ import harnesses
 from conftest import GOOD_IMPL, git_ok, ok, shell_features, shiftkit
 from model_server import Call, ModelServer, Step, calc_work, shell, shift, steps, texts
 
+from shiftkit.core import ledger
+
 HOOK_ERROR = "PreToolUse:Bash hook error: "
 STOP_FEEDBACK = "Stop hook feedback:\n"
 NAMES = {"F001": "add", "F002": "sub", "F003": "mul"}
@@ -86,6 +88,12 @@ def test_a_whole_shift_brief_claim_edit_finish_and_its_usage(calc: Path, tmp_pat
     assert usage["input_tokens"] == expected  # (what the server sent, every response once)
     # dollars by default, within 1 % of Claude Code's total_cost_usd
     assert abs(totals["usd"] - out["total_cost_usd"]) <= 0.01 * out["total_cost_usd"]
+    # the transcript reader (and the hand-written transcripts of the other tests) against the
+    # transcript Claude Code really wrote: one message per response, the server's usage each
+    [path] = claude.transcripts()
+    messages = ledger.transcript_messages([path.read_text()])
+    assert [m.usage.input for m in messages] == [s.input_tokens for s in server.answered()]
+    assert {m.model for m in messages} == {harnesses.CLAUDE_MODEL}
 
 
 def test_guard_denial_and_stop_refusal_read_clean(scaffold: Path, tmp_path: Path) -> None:
@@ -114,16 +122,36 @@ def test_guard_denial_and_stop_refusal_read_clean(scaffold: Path, tmp_path: Path
     assert result_of(result.stdout)["result"] == "Cleaned up."
 
 
-def test_a_resumed_session_is_the_same_session(scaffold: Path, tmp_path: Path) -> None:
-    with ModelServer(steps(Step(text="Looked around."), Step(text="Still here."))) as server:
+def hook_outputs(claude: harnesses.Harness, event: str) -> list[str]:
+    """What Claude Code's transcripts record of shiftkit's hooks for ``event`` (its
+    ``hook_success`` attachments: the hook's standard output, by source)."""
+    found = []
+    for path in claude.transcripts():
+        for line in path.read_text().splitlines():
+            attachment = json.loads(line).get("attachment")
+            if isinstance(attachment, dict) and attachment.get("hookEvent") == event:
+                found.append(f"{attachment.get('hookName')}: {attachment.get('stdout', '')}")
+    return found
+
+
+def test_a_resumed_and_compacted_session_is_the_same_session(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    script = steps(Step(text="Looked around."), Step(text="Still here."), Step(text="Summary."))
+    with ModelServer(script) as server:
         claude = harnesses.claude(server.url, tmp_path / "claude-home")
         first = claude.run(scaffold, "Look around.")
         session = result_of(first.stdout)["session_id"]
         again = claude.run(scaffold, "Go on.", "--resume", session)
-    assert again.returncode == 0, again.stderr
+        compacted = claude.run(scaffold, "/compact", "--resume", session)
+    assert again.returncode == 0 and compacted.returncode == 0, again.stderr + compacted.stderr
     assert result_of(again.stdout)["session_id"] == session
-    last = " ".join(texts(server.main_requests()[-1].body.get("messages")))
-    assert "SessionStart:resume hook success: # shiftkit start" in last
+    assert result_of(compacted.stdout)["session_id"] == session
+    resumed = " ".join(texts(server.main_requests()[1].body.get("messages")))
+    assert "SessionStart:resume hook success: # shiftkit start" in resumed
+    briefs = hook_outputs(claude, "SessionStart")
+    for source in ("startup", "resume", "compact"):  # each start re-briefed the model
+        assert any(b.startswith(f"SessionStart:{source}: # shiftkit start") for b in briefs)
     remembered = json.loads((scaffold / ".git" / "shiftkit" / "session.json").read_text())
     assert remembered["session"] == session
     assert sessions_in(scaffold) == [session]

@@ -99,8 +99,9 @@ def test_untrusted_hooks_are_said_and_run_refuses_until_trusted(
         assert refused.returncode != 0 and "/hooks" in refused.stderr, refused.output
         assert refused.stderr.count("\n") == 1
         assert not server.log  # no session was started
-        start = shiftkit(scaffold, "start", "--no-check", env=env)
-        assert "will not run 4 of this project's 4 hooks" in start.stderr
+        for command in (("start", "--no-check"), ("report", "--json")):
+            said = shiftkit(scaffold, *command, env=env).stderr
+            assert "will not run 4 of this project's 4 hooks" in said, command
         # a person trusts them (as /hooks does): Codex says so, and shiftkit says nothing
         monkeypatch.setenv("CODEX_HOME", str(codex.home))
         with (codex.home / "config.toml").open("a") as config:

@@ -50,7 +50,7 @@ def assert_fresh_scaffold(path: Path) -> None:
     assert '"$SHIFTKIT" check --no-demote' in workflow
     assert ".shiftkit/hook guard" in json.dumps(settings["hooks"]["PreToolUse"])
     assert ".shiftkit/hook stop-check" in json.dumps(settings["hooks"]["Stop"])
-    assert "shiftkit usage record" in json.dumps(settings["hooks"]["SessionEnd"])
+    assert ".shiftkit/hook usage record" in json.dumps(settings["hooks"]["SessionEnd"])
 
 
 def test_copier_cli_copy_from_repository_head(template_repo: Path, tmp_path: Path) -> None:
@@ -142,6 +142,9 @@ def test_shiftkit_new_from_installed_wheel(tmp_path: Path) -> None:
     assert result.returncode == 0, result.output
     assert_fresh_scaffold(target)
     assert "Goal: Ship a todo app" in (target / "claude-progress.txt").read_text()
+    assert (site / "shiftkit" / "data" / "prices.json").is_file()  # the bundled price table
+    assert os.access(target / ".shiftkit" / "hook", os.X_OK)  # the harnesses' hook script
+    assert git_ok(target, "ls-files", "-s", ".shiftkit/hook").startswith("100755")
 
 
 def test_hook_refuses_invalid_feature_list_then_accepts_fix_and_append(scaffold: Path) -> None:

@@ -83,9 +83,12 @@ def _exchange(binary: str, root: Path) -> Asked | None:
 
 
 def _client() -> dict[str, str]:
-    from shiftkit import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
-    return {"name": "shiftkit", "version": __version__}
+    try:
+        return {"name": "shiftkit", "version": version("shiftkit")}
+    except PackageNotFoundError:
+        return {"name": "shiftkit", "version": "0"}
 
 
 def check(root: Path, binary: str | None = None) -> codex_trust.Trust | None:
