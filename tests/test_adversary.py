@@ -1,7 +1,9 @@
 """A search for the next leak (issue 19, item 7): hypothesis plays an agent that wants to look
 done, with real git — commits through the hooks and past them, plumbing, orphan branches,
 merges of every kind, fetches into any ref namespace, amend, rebase, cherry-pick, reset,
-replace objects, edits of the list, the config, the log, the archive and the ledger.
+replace objects, edits of the list, the config, the log, the archive and the ledger; and
+(issue 27) person trailers the agent writes, the judge replaced on PATH, planted claim refs
+and ledger lines no reader can take.
 
 The oracle knows nothing of shiftkit's rules. F001's verifier is `true` and the machine makes
 it pass honestly, through `claim` and `finish`; F002's and F003's verifiers are `false`, so
@@ -23,7 +25,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import add_log_entry, copy_of, fuzz_examples, git, git_ok, ok, shiftkit, write
+from conftest import (
+    add_log_entry,
+    copy_of,
+    fuzz_examples,
+    git,
+    git_ok,
+    ok,
+    run,
+    shiftkit,
+    write,
+)
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
@@ -254,6 +266,84 @@ class Adversary(RuleBasedStateMachine):
         ):
             self._git("replace", "HEAD", "HEAD~1")
 
+    # -- the judge's own ground (issue 27) ---------------------------------------------------
+
+    @rule(how=st.sampled_from(["-m", "-F -", "--trailer"]), then_finish=st.booleans())
+    def override_a_verifier(self, how: str, then_finish: bool) -> None:
+        """The agent writes the person's trailer itself: F002's verifier becomes `true` under
+        `Shiftkit-Override`, then F002 is finished through the hooks."""
+        self._clean()
+        path = self.project / "features.json"
+        if not path.exists():
+            return
+        document = json.loads(path.read_text())
+        items = [item for item in document["features"] if item["id"] == "F002"]
+        if not items or items[0].get("verify") == "true":
+            return
+        items[0]["verify"] = "true"
+        path.write_text(json.dumps(document, indent=2) + "\n")
+        git_ok(self.project, "add", "-A")
+        trailer = "Shiftkit-Override: the verifier was wrong"
+        self.steps.append(f"git commit {how} (agent-written override of F002's verifier)")
+        if how == "-m":
+            git(self.project, "commit", "-q", "-m", "Fix F002's verifier", "-m", trailer)
+        elif how == "--trailer":
+            git(self.project, "commit", "-q", "--trailer", trailer, "-m", "Fix F002's verifier")
+        else:
+            run(
+                ["git", "commit", "-q", "-F", "-"],
+                self.project,
+                input=f"Fix F002's verifier\n\n{trailer}\n",
+            )
+        if then_finish and shiftkit(self.project, "claim", "F002").returncode == 0:
+            self.steps.append("claim F002 + finish")
+            write(self.project / "two.txt", "done\n")
+            shiftkit(self.project, "finish", "-m", "make two")
+
+    @rule(ids=st.sampled_from([("F002",), ("F003",)]))
+    def swap_the_judge(self, ids: tuple[str, ...]) -> None:
+        """The installation replaced for the agent's commands (a `shiftkit` that is
+        `/bin/true` first on PATH: what `cp /bin/true $VENV/bin/shiftkit` does), then a hand
+        flip committed through whatever hooks still run."""
+        self._clean()
+        fake = self.home / "fake-bin"
+        fake.mkdir(exist_ok=True)
+        shutil.copy2("/bin/true", fake / "shiftkit")
+        _set_passing(self.project, ids)
+        git_ok(self.project, "add", "-A")
+        self.steps.append(f"PATH=fake-shiftkit git commit (hand flip of {ids[0]})")
+        env = {"PATH": f"{fake}{os.pathsep}{os.environ['PATH']}"}
+        git(self.project, "commit", "-q", "-m", _forged_message(self.project, ids[0]), env=env)
+
+    @rule(feature=st.sampled_from(["F001", "F002"]), server_side=st.booleans())
+    def plant_a_claim(self, feature: str, server_side: bool) -> None:
+        """A claim ref that is no claim: the tip commit under refs/shiftkit/claims/."""
+        self._clean()
+        ref = f"refs/shiftkit/claims/{feature}"
+        if server_side:  # as a push to a server would leave it, the record a commit message
+            self._git("update-ref", ref, "HEAD")
+        else:  # a tree, not a commit
+            self._git("update-ref", ref, git_ok(self.project, "rev-parse", "HEAD^{tree}").strip())
+
+    @rule(value=st.sampled_from(["digits", "deep", "long"]), hooks=st.booleans())
+    def huge_ledger_value(self, value: str, hooks: bool) -> None:
+        """A hand-appended ledger line no reader can take, committed through or past the
+        hooks: every judge must say so, never crash."""
+        self._clean()
+        inner = {
+            "digits": "1" + "0" * 5000,
+            "deep": "[" * 100_000 + "]" * 100_000,
+            "long": '"' + "m" * 2_000_000 + '"',
+        }[value]
+        path = self.project / ".shiftkit" / "ledger.jsonl"
+        before = path.read_text() if path.exists() else ""
+        line = f'{{"at":"2026-12-01T00:00:00Z","id":"u-{value}","input":{inner},"kind":"usage"}}'
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(before + line + "\n")
+        git_ok(self.project, "add", "-A")
+        prefix = () if hooks else NO_HOOKS
+        self._git(*prefix, "commit", "-q", "--no-verify", "-m", "Record usage by hand")
+
     # -- the oracle -------------------------------------------------------------------------
 
     @invariant()
@@ -265,9 +355,13 @@ class Adversary(RuleBasedStateMachine):
         shutil.rmtree(clone, ignore_errors=True)
         git_ok(self.home, "clone", "-q", "--no-local", str(self.project), str(clone))
         verdict = shiftkit(clone, "audit", "--reverify", "--strict")
+        steps = "\n  ".join(self.steps)
+        assert verdict.returncode in (0, 1) and "Traceback" not in verdict.output, (
+            f"the final judge crashed ({verdict.returncode}: {verdict.stderr[-300:]}) after:\n"
+            f"  {steps}"
+        )
         if verdict.returncode != 0:
             return  # refused: nothing to believe
-        steps = "\n  ".join(self.steps)
         tip = _list(clone)
         assert tip is not None, f"the list is gone at an accepted tip after:\n  {steps}"
         passing = {item["id"] for item in tip["features"] if item.get("passes")}

@@ -410,3 +410,28 @@ def test_the_readme_names_every_enforcement_key() -> None:
     item = item[: item.index("\n11. ")]
     named = re.findall(r"`([a-z_.]+)`", item.split("(", 1)[1].split(")", 1)[0])
     assert named[0] != ".shiftkit.toml" and tuple(named) == ENFORCEMENT_KEYS
+
+
+def test_new_offers_signed_to_a_person_with_an_ssh_signing_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`shiftkit new` asks the template's questions with `signed` and the person's key as the
+    defaults when git is set to sign with SSH; without a key the default stays `trailer`."""
+    from shiftkit.commands.scaffold import signing_offer
+
+    assert signing_offer(tmp_path) == {}
+    key = make_key(tmp_path, "person")
+    public = Path(f"{key}.pub").read_text().split()
+    for signing_key in (str(key), f"{key}.pub", f"key::{public[0]} {public[1]}"):
+        for name, value in {
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": "gpg.format",
+            "GIT_CONFIG_VALUE_0": "ssh",
+            "GIT_CONFIG_KEY_1": "user.signingkey",
+            "GIT_CONFIG_VALUE_1": signing_key,
+        }.items():
+            monkeypatch.setenv(name, value)
+        assert signing_offer(tmp_path) == {
+            "people_policy": "signed",
+            "people_signer": f"tester@shiftkit.invalid {public[0]} {public[1]}",
+        }, signing_key

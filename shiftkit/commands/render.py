@@ -231,9 +231,11 @@ def copy_template(
     quiet: bool = False,
     overwrite: bool = False,
     skip_tasks: bool = False,
+    user_defaults: dict[str, object] | None = None,
 ) -> None:
     """copier's copy of the template into ``destination``; ``skip_tasks``: render only,
-    without the setup task (adoption renders into a scratch folder)."""
+    without the setup task (adoption renders into a scratch folder); ``user_defaults``: the
+    questions' defaults (still asked)."""
     import contextlib
     import warnings
 
@@ -255,6 +257,7 @@ def copy_template(
                 unsafe=source.trusted,  # the template's own task: git init, hooks, first commit
                 quiet=quiet,
                 skip_tasks=skip_tasks,
+                user_defaults=user_defaults or None,
             )
     except copier.errors.UnsafeTemplateError:
         raise BadInput(

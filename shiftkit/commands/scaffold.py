@@ -65,9 +65,45 @@ def new(
         )
     else:
         # copier's "Copying from template version" line is dropped; the task says which.
+        asked_in = destination.parent if destination.parent.is_dir() else Path.home()
+        offer = {} if defaults else signing_offer(asked_in)
         render.copy_template(
-            destination, answers, source=source, defaults=defaults, quiet=quiet, overwrite=overwrite
+            destination,
+            answers,
+            source=source,
+            defaults=defaults,
+            quiet=quiet,
+            overwrite=overwrite,
+            user_defaults=offer,
         )
+
+
+def signing_offer(cwd: Path) -> dict[str, object]:
+    """The template's defaults for a person with an SSH signing key configured in git
+    (`gpg.format = ssh`, `user.signingkey`): the `signed` policy and that key as the allowed
+    signer, offered in the questions (a default, not an answer); {} otherwise."""
+
+    def config(key: str) -> str:
+        return gitio.run(["config", "--get", key], cwd, check=False).stdout.strip()
+
+    if config("gpg.format") != "ssh":
+        return {}
+    key = config("user.signingkey")
+    ident = gitio.run(["var", "GIT_COMMITTER_IDENT"], cwd, check=False).stdout
+    email = ident.partition("<")[2].partition(">")[0].strip()
+    if key.startswith("key::"):
+        key = key[len("key::") :]
+    if not key.startswith(("ssh-", "ecdsa-", "sk-")):
+        path = Path(key).expanduser()
+        public = path if path.suffix == ".pub" else path.with_name(path.name + ".pub")
+        try:
+            key = public.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return {}
+    words = key.split()
+    if len(words) < 2 or not email:
+        return {}
+    return {"people_policy": "signed", "people_signer": f"{email} {words[0]} {words[1]}"}
 
 
 def _refuse_without_shiftkit_on_path() -> None:
