@@ -98,7 +98,7 @@ def test_hooks_fail_closed_without_shiftkit(scaffold: Path, tmp_path: Path, even
     result = run_hook(scaffold, event, payload, env={"PATH": path_without_shiftkit(tmp_path)})
     assert result.returncode == 2, result.output  # Claude Code: a blocking error
     assert "shiftkit: cannot run (exit 127" in result.stderr
-    assert "pip install shiftkit" in result.stderr and result.stdout == ""
+    assert "install it as AGENTS.md says" in result.stderr and result.stdout == ""
 
 
 def test_a_broken_installation_fails_closed_too(scaffold: Path, tmp_path: Path) -> None:
