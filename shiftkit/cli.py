@@ -183,11 +183,11 @@ def new(
 ) -> int:
     """Scaffold a new shiftkit project in DIRECTORY (copier, bundled template), or adopt
     shiftkit in an existing one, merging into its AGENTS.md, CLAUDE.md, .gitattributes,
-    .pre-commit-config.yaml and .claude/settings.json.
+    .pre-commit-config.yaml, .claude/settings.json and .codex/hooks.json.
 
     The answers file records a template source and version that `copier update` can use:
-    the --template given, or this checkout, or the bundled template's published
-    repository and release tag."""
+    the --template given, or this checkout, or the source and commit the installed
+    package was built from."""
     from shiftkit.commands import render, scaffold
 
     data = render.parse_data(data_pairs)
@@ -916,21 +916,20 @@ def cost(as_json: bool, by: str) -> int:
     return cost_mod.cost_cmd(_context(), as_json, by, _say)
 
 
-@cli.command()
+@cli.command(short_help="The work and its cost as one HTML page (or --json).")
 @click.option(
     "-o",
     "--output",
     type=click.Path(path_type=Path),
-    default=Path("report.html"),
-    show_default=True,
-    help="The HTML file to write.",
+    default=None,
+    help="The HTML file to write (default: shiftkit/report.html in the git dir, off the work "
+    "tree).",
 )
 @click.option("--json", "as_json", is_flag=True, help="The same data as JSON, on stdout.")
-def report(output: Path, as_json: bool) -> int:
+def report(output: Path | None, as_json: bool) -> int:
     """The work and its cost as one self-contained HTML page (no network needed to open
     it): burn-up, cost per passing feature over time, each feature's attempts, time and
-    spend, the claims now and the last check. The page needs the 'report' extra
-    (`pip install 'shiftkit[report]'`); --json does not."""
+    spend, the claims now and the last check; each chart with a table of its numbers."""
     from shiftkit.commands import report as report_mod
     from shiftkit.edge import codex_trust
 
@@ -1111,7 +1110,7 @@ def merge_log(base: Path, ours: Path, theirs: Path) -> int:
     return OK
 
 
-@cli.command(short_help="Set up a clone: the hooks and the merge driver (only what is missing).")
+@cli.command(short_help="Set up a clone: the hooks and the merge drivers (only what is missing).")
 @click.option(
     "--force", is_flag=True, help="Replace hooks that are not shiftkit's (kept as *.pre-shiftkit)."
 )
@@ -1123,7 +1122,8 @@ def merge_log(base: Path, ours: Path, theirs: Path) -> int:
 )
 def setup(force: bool, trust_installation: bool) -> int:
     """Set up a clone: the commit hooks, the reference-transaction and pre-push hooks and
-    the merge driver (only what is missing; running it again changes nothing)."""
+    the merge drivers of features.json and the progress log (only what is missing; running
+    it again changes nothing)."""
     from shiftkit.commands import setup as setup_mod
     from shiftkit.edge import gitio, installation
 
@@ -1137,7 +1137,7 @@ def setup(force: bool, trust_installation: bool) -> int:
         click.echo(f"shiftkit: {problem}", err=True)
         return REFUSED
     if not done:
-        click.echo("setup: nothing to do, the hooks and the merge driver are in place")
+        click.echo("setup: nothing to do, the hooks and the merge drivers are in place")
     from shiftkit.edge import codex_trust
 
     advice = codex_trust.line(root)

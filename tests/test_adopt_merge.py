@@ -220,14 +220,18 @@ def test_pre_commit_config_keeps_every_line_and_the_users_install_types_and_vers
     assert data["minimum_pre_commit_version"] == "5.0.0"
     for line in user.splitlines():
         assert line in merged.splitlines(), line
+    # A lower minimum is raised to what shiftkit's hooks need (`language: unsupported`:
+    # pre-commit 4.4.0), so an older pre-commit says so in one line (decision 0069) ...
     older = user.replace("'5.0.0'  # ours is newer", "'3.0.0'")
     merged = merge_pre_commit_config(older, OURS_YAML, ".pre-commit-config.yaml")
-    assert safe_load(merged)["minimum_pre_commit_version"] == "3.0.0"  # not raised
+    assert safe_load(merged)["minimum_pre_commit_version"] == "4.4.0"
     assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
-    # A config without the key stays without it: adoption adds shiftkit's hooks, nothing else.
+    # ... and a config without the key gets it, first, with a comment saying why.
     bare = "".join(line + "\n" for line in user.splitlines() if "minimum_pre_commit" not in line)
     merged = merge_pre_commit_config(bare, OURS_YAML, ".pre-commit-config.yaml")
-    assert "minimum_pre_commit_version" not in merged
+    assert safe_load(merged)["minimum_pre_commit_version"] == "4.4.0"
+    assert 'minimum_pre_commit_version: "4.4.0"  # shiftkit\'s hooks need it' in merged
+    assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
 
 
 def test_pre_commit_config_moves_from_local_hooks_to_the_repository_and_back() -> None:

@@ -25,7 +25,6 @@ from conftest import (
 )
 
 from shiftkit import __version__
-from shiftkit.core.resources import TEMPLATE_REPOSITORY
 
 PROTOCOL_STATE = ["features.json", "claude-progress.txt", "docs/decisions/README.md"]
 
@@ -189,10 +188,12 @@ def test_new_again_with_skip_answered_keeps_the_answers(v1_project: Path) -> Non
 
 
 def test_a_project_from_the_installed_wheel_can_be_updated(tmp_path: Path) -> None:
-    """The bundled template is no git repository: the project records the published
-    repository and the release's tag, and `copier update` fetches them (here redirected to a
-    local tagged copy by git's own `url.<base>.insteadOf`: no network)."""
-    site = install_wheel(tmp_path)
+    """The bundled template is no git repository: the wheel carries the checkout and commit
+    it was built from (decision 0068); the project records them, and `copier update` takes
+    the template's later commits from there."""
+    published = snapshot_repository(tmp_path / "published")
+    built = git_ok(published, "rev-parse", "HEAD").strip()
+    site = install_wheel(tmp_path, published)
     env = {"PYTHONPATH": str(site), "PATH": f"{site / 'bin'}{os.pathsep}{os.environ['PATH']}"}
     target = tmp_path / "from-wheel"
     made = run(
@@ -200,21 +201,11 @@ def test_a_project_from_the_installed_wheel_can_be_updated(tmp_path: Path) -> No
     )
     assert made.returncode == 0, made.output
     recorded = answers(target)
-    assert recorded["_src_path"] == TEMPLATE_REPOSITORY
-    assert recorded["_commit"] == f"v{__version__}"
-    published = snapshot_repository(tmp_path / "published")
-    git_ok(published, "tag", f"v{__version__}")
+    assert recorded["_src_path"] == str(published)
+    assert recorded["_commit"] == built
     change_template(published, f"v{__version__}.post1")
-    redirect = {  # copier asks git for the URL with and without `.git`
-        "GIT_CONFIG_COUNT": "2",
-        "GIT_CONFIG_KEY_0": f"url.{published}.insteadOf",
-        "GIT_CONFIG_VALUE_0": TEMPLATE_REPOSITORY,
-        "GIT_CONFIG_KEY_1": f"url.{published}.insteadOf",
-        "GIT_CONFIG_VALUE_1": f"{TEMPLATE_REPOSITORY}.git",
-        "COPIER_CACHE_DIR": str(tmp_path / "copier-cache"),
-    }
     before = (target / "features.json").read_text()
-    copier(target, "update", "--trust", "--defaults", env={**env, **redirect})
+    copier(target, "update", "--trust", "--defaults", env=env)
     assert answers(target)["_commit"] == f"v{__version__}.post1"
     assert "(Template v2: read this first.)" in (target / "AGENTS.md").read_text()
     assert (target / "features.json").read_text() == before
@@ -223,12 +214,12 @@ def test_a_project_from_the_installed_wheel_can_be_updated(tmp_path: Path) -> No
     assert committed.returncode == 0, committed.output
 
 
-def install_wheel(tmp_path: Path) -> Path:
+def install_wheel(tmp_path: Path, source: Path | None = None) -> Path:
     wheel_dir = tmp_path / "wheel"
     built = run(
         [
             *(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"),
-            *("-w", str(wheel_dir), str(Path(__file__).resolve().parent.parent)),
+            *("-w", str(wheel_dir), str(source or Path(__file__).resolve().parent.parent)),
         ],
         tmp_path,
     )
@@ -269,9 +260,9 @@ def test_the_source_new_chooses() -> None:
     assert choose_source("/srv/t", "v2", True, "9.9") == ("/srv/t", "v2", True, {})
 
 
-def test_the_origin_a_pip_install_records(tmp_path: Path) -> None:
-    """Installed from a git URL: that URL at the commit; from a local clone: the clone's path
-    at its version; from a wheel or an index: nothing (the published repository instead)."""
+def test_the_origin_a_pip_install_records() -> None:
+    """Installed from a git URL: that URL at the commit; else the checkout the build ran in,
+    at the commit it built; nothing when the build recorded none."""
     from shiftkit.commands.render import origin_of
 
     commit = "0123456789abcdef0123456789abcdef01234567"
@@ -279,10 +270,11 @@ def test_the_origin_a_pip_install_records(tmp_path: Path) -> None:
         "url": "https://example.org/me/shiftkit.git",
         "vcs_info": {"vcs": "git", "commit_id": commit},
     }
-    assert origin_of(from_git) == ("https://example.org/me/shiftkit.git", commit)
-    clone = snapshot_repository(tmp_path / "clone")
-    git_ok(clone, "tag", "v0.3.0")
-    assert origin_of({"url": clone.as_uri(), "dir_info": {}}) == (str(clone), "v0.3.0")
-    assert origin_of({"url": (tmp_path / "nowhere").as_uri(), "dir_info": {}}) is None
+    built = {"commit": "f" * 40, "dirty": False, "source": "/src/shiftkit"}
+    assert origin_of(from_git, built) == ("https://example.org/me/shiftkit.git", commit)
+    clone = {"url": "file:///src/shiftkit", "dir_info": {}}
+    assert origin_of(clone, built) == ("/src/shiftkit", "f" * 40)
     wheel = {"url": "file:///tmp/shiftkit-0.1.0-py3-none-any.whl", "archive_info": {}}
-    assert origin_of(wheel) is None
+    assert origin_of(wheel, built) == ("/src/shiftkit", "f" * 40)
+    assert origin_of(wheel, {}) is None
+    assert origin_of({}, {}) is None

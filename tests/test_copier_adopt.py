@@ -81,7 +81,8 @@ def test_copier_copy_adopts_and_keeps_the_users_files(
     agents = (root / "AGENTS.md").read_text()
     assert agents.startswith(USER_AGENTS) and "<!-- shiftkit:begin -->" in agents
     config = (root / ".pre-commit-config.yaml").read_text()
-    assert config.startswith(USER_PRE_COMMIT)  # comment, version and hook as they were
+    # comment and hook as they were; the minimum raised to what shiftkit's hooks need
+    assert config.startswith(USER_PRE_COMMIT.replace("'3.0.0'", '"4.4.0"'))
     assert "shiftkit-commit-msg" in config and "default_install_hook_types" not in config
     settings = (root / ".claude" / "settings.json").read_text()
     assert settings.count("\n") == 1  # compact stays compact
@@ -194,7 +195,7 @@ def test_new_from_a_checkout_without_tags_tells_one_version(tmp_path: Path) -> N
     assert "None" not in made.output and "0.0.0" not in made.output
     assert made.output.count("is ready in") == 1
     workflow = (tmp_path / "todo" / ".github" / "workflows" / "shiftkit-audit.yml").read_text()
-    assert f'"shiftkit=={__version__}"' in workflow
+    assert f'"git+file://{REPO_ROOT}@' in workflow  # the source rendered
     assert shiftkit(tmp_path, "--version").stdout.split()[-1] == __version__
 
 
@@ -240,16 +241,19 @@ def test_new_adopting_a_repository_tells_the_same_one_version(tmp_path: Path) ->
     assert made.stdout.count("Next:") == 1 and made.stdout.rstrip().endswith("shiftkit start")
 
 
-def test_a_relative_template_path_is_said_at_the_copy(
+def test_a_relative_template_path_is_recorded_absolute(
     tagged_template: Path, tmp_path: Path
 ) -> None:
     """`copier copy template app` records the path as given, which `copier update` later reads
-    from the project's folder and cannot find: the copy says so (an absolute path: nothing)."""
+    from the project's folder and cannot find: the copy records (and commits) the absolute
+    path its clone came from instead, and says nothing (an absolute path: nothing either)."""
     git_ok(tmp_path, "clone", "-q", str(tagged_template), str(tmp_path / "template"))
     code, output = copier(tmp_path, "copy", "--trust", "--defaults", "template", "app")
     assert code == 0, output
-    said = " ".join(output.split())
-    assert "records the template as 'template', a path relative to where copier ran" in said
+    assert "a path relative to" not in output
+    committed = yaml.safe_load(git_ok(tmp_path / "app", "show", "HEAD:.copier-answers.yml"))
+    assert committed["_src_path"] == str(tmp_path / "template")
+    assert git_ok(tmp_path / "app", "status", "--porcelain") == ""
     code, output = copier(
         tmp_path, "copy", "--trust", "--defaults", str(tmp_path / "template"), "b"
     )

@@ -172,7 +172,10 @@ def test_next_is_none_when_all_pass_and_counts() -> None:
         features.all_pass_message(listing, True)
         == "all 3 features pass (checked at HEAD) — nothing to do"
     )
-    assert "not checked at HEAD — run `shiftkit check`" in features.all_pass_message(listing, False)
+    assert (
+        "not yet verified in a clean checkout of HEAD — run `shiftkit check`"
+        in features.all_pass_message(listing, False)
+    )
     c = features.counts(listing)
     assert (c.total, c.passing, c.open, c.blocked) == (3, 3, 0, 0)
 
@@ -229,7 +232,10 @@ def test_require_next_free_id_and_the_project_wide_verifier() -> None:
         features.all_pass_message(listing, True)
         == "all 3 features pass (checked at HEAD) — nothing to do"
     )
-    assert "not checked at HEAD — run `shiftkit check`" in features.all_pass_message(listing, False)
+    assert (
+        "not yet verified in a clean checkout of HEAD — run `shiftkit check`"
+        in features.all_pass_message(listing, False)
+    )
     with pytest.raises(KeyError):
         listing.index_of("F999")
 

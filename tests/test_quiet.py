@@ -58,3 +58,93 @@ def test_an_agent_under_run_sees_no_hint_from_git(scaffold: Path, tmp_path: Path
     assert "Add notes on the plan" in transcript and "F001: make a.txt exist" in transcript
     assert_quiet(transcript)
     assert_quiet(result.output)
+
+
+# -- small untruths (issue 30) -----------------------------------------------------------------
+
+
+def test_status_after_finish_does_not_say_unchecked(scaffold: Path) -> None:
+    assert shiftkit(scaffold, "claim", "F000").returncode == 0
+    finished = shiftkit(scaffold, "finish", "-m", "the environment builds")
+    assert "F000 passes" in finished.output
+    status = shiftkit(scaffold, "status").stdout
+    assert "not checked at HEAD" not in status  # finish did verify it, in the work tree
+    assert "not yet verified in a clean checkout of HEAD — run `shiftkit check`" in status
+
+
+def test_claiming_an_unknown_id_says_so_before_any_check(scaffold: Path) -> None:
+    result = shiftkit(scaffold, "claim", "F999")
+    assert result.returncode == 2, result.output
+    assert "unknown feature id 'F999'" in result.stderr
+    assert "start check" not in result.output and "running it now" not in result.output
+    assert "smoke" not in result.output
+
+
+def test_help_lines_are_true_and_short() -> None:
+    listing = shiftkit(Path.cwd(), "--help").stdout
+    lines = [*listing.splitlines(), ""]
+    [report] = [n for n, line in enumerate(lines) if line.startswith("  report ")]
+    after = lines[report + 1]
+    assert not after.startswith("                "), listing  # one line, not five
+    assert ".codex/hooks.json" in " ".join(shiftkit(Path.cwd(), "new", "--help").stdout.split())
+    setup = " ".join(shiftkit(Path.cwd(), "setup", "--help").stdout.split())
+    assert "merge drivers" in setup and "merge driver " not in setup
+    assert "merge drivers" in listing and "the merge driver " not in listing
+
+
+def test_a_second_copy_says_its_line_without_the_error_prefix(scaffold: Path) -> None:
+    """`shiftkit:` starts a refusal or an error; a recopy's success line is neither."""
+    again = shiftkit(scaffold.parent, "new", str(scaffold), "--defaults", "--skip-answered")
+    assert again.returncode == 0, again.output
+    [line] = [x for x in again.output.splitlines() if "is a shiftkit project already" in x]
+    assert not line.startswith("shiftkit:"), line
+
+
+def test_run_on_a_terminal_says_a_session_started_while_it_runs(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    write(
+        tmp_path / "waiting.py",
+        "import os, sys, time\n"
+        "go = sys.argv[1]\n"
+        "while not os.path.exists(go):\n"
+        "    time.sleep(0.05)\n",
+    )
+    command = f"{sys.executable} {tmp_path / 'waiting.py'} {tmp_path / 'go'}"
+    main, child = pty.openpty()
+    proc = subprocess.Popen(
+        ["shiftkit", "run", "--agent", command, "--max-sessions", "1"],
+        cwd=scaffold,
+        stdin=subprocess.DEVNULL,
+        stdout=child,
+        stderr=child,
+    )
+    os.close(child)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 120
+        while b"session 1: started" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([main], [], [], 1.0)
+            if ready:
+                try:
+                    seen += os.read(main, 4096)
+                except OSError:
+                    break
+        assert b"session 1: started" in seen, seen.decode(errors="replace")
+        assert proc.poll() is None  # said while the session runs
+    finally:
+        (tmp_path / "go").write_text("go\n")
+        proc.wait(timeout=120)
+        while True:
+            try:
+                if not os.read(main, 4096):
+                    break
+            except OSError:
+                break
+        os.close(main)

@@ -5,6 +5,7 @@ claim, and bad input said in one line."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -105,6 +106,23 @@ def test_cost_per_passing_feature_over_time_counts_all_spend_so_far() -> None:
     assert rep.costs[-1].time == T0 + 500
 
 
+def test_a_sessions_usage_recorded_after_its_finish_counts_at_that_commit() -> None:
+    """Claude Code's SessionEnd records the usage after the finish commit: it belongs to the
+    commit that session made, not to the next one (the curve lagged a commit)."""
+    ledger = [
+        unit(iso(T0 + 90), "F1", "passed", iso(T0 + 40)),
+        usage(iso(T0 + 120), 1_000_000, "F1"),  # after b (T0 + 100), before c
+        unit(iso(T0 + 290), "F2", "passed", iso(T0 + 200)),
+        usage(iso(T0 + 320), 3_000_000, "F2"),  # after d (T0 + 300), before e
+    ]
+    rep = report.build(
+        "p", "e", HISTORY, HEAD_LIST, ledger, RATIOS, [("m", PRICE)], [], CHECK, T0 + 600.0
+    )
+    per = [None if p.per_passing is None else round(p.per_passing.usd or 0, 6) for p in rep.costs]
+    # b: F1's $1 / 1 passing (not $0); d: $4 / 2; e: $4 / 1; now: $4 / 1 passing at HEAD
+    assert per == [None, 1.0, 1.0, 2.0, 4.0, 4.0]
+
+
 def test_feature_rows_attempts_reverts_demotions_and_time_to_passing() -> None:
     rows = {row.id: row for row in built().features}
     f1, f2, f3 = rows["F1"], rows["F2"], rows["F3"]
@@ -131,8 +149,9 @@ def test_summary_says_n_of_m_the_cost_and_the_last_check() -> None:
     line = report.summary(built())
     assert line.startswith("1 of 3 passing · $7.00 per passing feature · last check: all 1")
     unchecked = built()._replace(check=report.Check("tree0", (), ("F2",), None))
-    assert "0 of 1 passing verified at HEAD (tree0); not verified there: F2" in report.summary(
-        unchecked
+    assert (
+        "0 of 1 passing verified at HEAD's tree (tree0); not verified there: F2"
+        in report.summary(unchecked)
     )
 
 
@@ -234,6 +253,75 @@ def test_the_demo_report_opens_in_chromium_and_names_every_feature(
     assert png_spread(tmp_path / "blank.png") < 8 < 64 < png_spread(shot)
 
 
+AXE_DEFAULT = Path(__file__).resolve().parent.parent / ".ci" / "node" / "node_modules"
+AXE = Path(os.environ.get("SHIFTKIT_AXE", AXE_DEFAULT / "axe-core" / "axe.min.js"))
+AXE_RUN = """<script>%s</script><script>
+axe.run(document, {resultTypes: ["violations"]}).then(r => {
+  const pre = document.createElement("pre"); pre.id = "axe-result";
+  pre.textContent = JSON.stringify(r.violations.map(
+    v => ({id: v.id, impact: v.impact, nodes: v.nodes.map(n => n.target.join(" "))})));
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def axe_violations(page: Path, tmp_path: Path) -> list[dict[str, object]]:
+    """axe-core (npm) run in headless Chromium over a copy of ``page`` with axe written in:
+    `--virtual-time-budget` lets its promise settle before `--dump-dom` prints the DOM."""
+    assert CHROMIUM is not None
+    checked = tmp_path / f"axe-{page.name}"
+    html = page.read_text(encoding="utf-8")
+    checked.write_text(
+        html.replace("</body>", AXE_RUN % AXE.read_text(encoding="utf-8") + "</body>"),
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [
+            *(CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox"),
+            *("--virtual-time-budget=30000", "--dump-dom", checked.resolve().as_uri()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    found = re.search(r'<pre id="axe-result">(.*?)</pre>', proc.stdout, re.DOTALL)
+    assert found, proc.stderr[-2000:]
+    import html as markup
+
+    return list(json.loads(markup.unescape(found.group(1))))
+
+
+def test_the_demo_report_is_accessible_by_axe_and_its_charts_say_what_they_show(
+    demo: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "report.html"
+    ok(demo, "report", "-o", str(page))
+    html = page.read_text(encoding="utf-8")
+    # each chart an image with its own title and a description in words (not "Pygal", not
+    # the tooltips' coordinates), and its numbers in a table
+    assert "<title>Pygal</title>" not in html and html.count('<svg role="img"') == 3
+    assert "<title>Burn-up over protocol commits</title><desc>Features and passing over " in html
+    assert "<title>Cost per passing feature over time</title><desc>" in html
+    assert not re.search(r'<desc class="[xy]', html)
+    assert "<summary>Burn-up numbers (a table)</summary>" in html
+    assert "<summary>Cost curve numbers (a table)</summary>" in html
+    burnup = json.loads(ok(demo, "report", "--json"))["burnup"]
+    assert html.count("<tr><td") >= len(burnup)
+    assert "HEAD commit " in html  # (a commit, and the check's tree said to be a tree)
+    if CHROMIUM is None:
+        pytest.skip("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
+    if not AXE.is_file():
+        pytest.skip(f"no axe-core at {AXE} (npm's `axe-core`; .ci/run installs it)")
+    assert axe_violations(page, tmp_path) == []
+    # the control: a page with an image without text and faint text has violations
+    bad = write(
+        tmp_path / "bad.html",
+        '<!doctype html><html lang="en"><title>b</title><body><main><img src="x.png">'
+        '<p style="color:#ddd">faint</p></main></body></html>',
+    )
+    assert {v["id"] for v in axe_violations(bad, tmp_path)} >= {"image-alt", "color-contrast"}
+
+
 def test_the_console_check_sees_a_script_error(tmp_path: Path) -> None:
     if CHROMIUM is None:
         pytest.skip("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
@@ -324,13 +412,13 @@ def test_bad_input_is_one_line(scaffold: Path, tmp_path: Path) -> None:
     assert "no commit yet" in one_line(shiftkit(empty, "report"))
 
 
-def test_without_the_extra_the_page_says_how_to_get_it(scaffold: Path, tmp_path: Path) -> None:
+def test_without_pygal_the_page_says_how_to_get_it(scaffold: Path, tmp_path: Path) -> None:
     """A pygal that cannot be imported (first on the path): one line, exit 2; --json needs
     no charts and still works."""
     write(tmp_path / "hide" / "pygal" / "__init__.py", "raise ImportError('no pygal here')\n")
     env = {"PYTHONPATH": str(tmp_path / "hide")}
     result = shiftkit(scaffold, "report", "-o", str(tmp_path / "r.html"), env=env)
-    assert "pip install 'shiftkit[report]'" in one_line(result)
+    assert "pip install 'pygal>=3.0'" in one_line(result)
     assert not (tmp_path / "r.html").exists()
     assert json.loads(shiftkit(scaffold, "report", "--json", env=env).stdout)["passing"] == 0
 
@@ -361,7 +449,7 @@ def test_the_workflow_uploads_the_report_after_the_verdict(scaffold: Path, tmp_p
         assert steps[n]["if"] == "always()"  # a failed verdict is when the picture helps most
     assert steps[made]["continue-on-error"] is True  # never the verdict's
     assert steps[upload]["with"]["path"] == "${{ runner.temp }}/report/shiftkit-report.html"
-    # The step's report line, run as CI runs it (the charts' library already installed here).
+    # The step's report line, run as CI runs it (pygal: a dependency of the shiftkit installed).
     [line] = [x for x in runs[made].splitlines() if '"$SHIFTKIT" report' in x]
     env = {"RUNNER_TEMP": str(tmp_path), "SHIFTKIT": str(shutil.which("shiftkit"))}
     result = run(["bash", "-e", "-c", line], scaffold, env=env)
@@ -369,11 +457,16 @@ def test_the_workflow_uploads_the_report_after_the_verdict(scaffold: Path, tmp_p
     assert "<b>F000</b>" in (tmp_path / "report/shiftkit-report.html").read_text()
 
 
-def test_a_page_left_untracked_in_the_work_tree_is_named(scaffold: Path, tmp_path: Path) -> None:
-    """`report`'s default page lands in the project, where `finish` (`git add -A`) would commit
-    it and the Stop hook counts it as dirty: it says so; a page elsewhere, or ignored, is quiet."""
-    said = " ".join(ok(scaffold, "report").split())
+def test_the_default_page_leaves_the_work_tree_clean(scaffold: Path, tmp_path: Path) -> None:
+    """`report` writes into the git dir by default (decision 0069): nothing for `finish`
+    (`git add -A`) to commit, nothing for the Stop hook; a page asked for in the work tree,
+    untracked, is named; elsewhere, or ignored, it is quiet."""
+    said = ok(scaffold, "report")
+    page = scaffold / ".git" / "shiftkit" / "report.html"
+    assert f"report: {page} (" in said and page.is_file()
+    assert git_ok(scaffold, "status", "--porcelain") == ""
+    said = " ".join(ok(scaffold, "report", "-o", "report.html").split())
     assert "report.html is an untracked file of the work tree, which `finish` commits" in said
     assert "untracked file" not in ok(scaffold, "report", "-o", str(tmp_path / "page.html"))
     write(scaffold / ".git" / "info" / "exclude", "report.html\n")
-    assert "untracked file" not in ok(scaffold, "report")
+    assert "untracked file" not in ok(scaffold, "report", "-o", "report.html")

@@ -292,7 +292,7 @@ def test_stop_check(calc: Path) -> None:
 def test_all_pass_is_said_only_after_a_check_at_head(scaffold: Path) -> None:
     ok(scaffold, "claim")
     ok(scaffold, "finish", "-m", "environment works")
-    unchecked = "all 1 features marked passing; not checked at HEAD — run `shiftkit check`"
+    unchecked = "all 1 features marked passing; not yet verified in a clean checkout of HEAD — run `shiftkit check`"
     for args in (["claim"], ["next"], ["start", "--no-check"], ["status"]):
         out = ok(scaffold, *args)
         assert unchecked in out and "nothing to do" not in out

@@ -145,7 +145,7 @@ def test_all_pass_is_said_only_after_check_and_run_never_exits_0_unchecked(
     broken = IDS["gamma"]
     for command in ("status", "next"):
         out = ok(six, command)
-        assert "all 7 features marked passing; not checked at HEAD" in out
+        assert "all 7 features marked passing; not yet verified in a clean checkout of HEAD" in out
         assert "nothing to do" not in out
     agent = write(tmp_path / "idle-agent.py", "import sys\nsys.exit(0)\n")
     result = shiftkit(six, "run", "--agent", f"{sys.executable} {agent}", "--max-sessions", "2")

@@ -43,6 +43,26 @@ def render(
         }
 
 
+def _hooks_run_twice(existing: dict[str, bytes]) -> str:
+    """Said once, at adoption: the user's hooks without `stages` now also run at the
+    commit-msg stage shiftkit installs, and the one line that keeps them at one (decision
+    0069: shiftkit does not change what the user's file means)."""
+    from shiftkit.core.adopt_merge import hooks_without_stages
+
+    text = existing.get(".pre-commit-config.yaml")
+    if text is None:
+        return ""
+    ids = hooks_without_stages(text.decode("utf-8", errors="replace"))
+    if not ids:
+        return ""
+    named = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+    return (
+        f"note: your hooks without `stages` ({named}) now also run at the commit-msg stage, "
+        f"twice a commit where their files match; add `default_stages: [pre-commit]` to "
+        f".pre-commit-config.yaml (or `stages:` to each) to run them once"
+    )
+
+
 def what_is_there(destination: Path, names: list[str]) -> tuple[dict[str, bytes], dict[str, str]]:
     """The regular files of these names in ``destination``, and the names that are
     something else there (with what)."""
@@ -124,6 +144,9 @@ def adopt(
         for step in steps:
             if step.action != adoption.SAME:
                 print(f"{step.action:>10}  {step.path}", file=sys.stderr)
+        twice = _hooks_run_twice(existing)
+        if twice:
+            print(twice, file=sys.stderr)
         print(
             f"shiftkit is adopted in {destination}, your files merged, not replaced.\n"
             f"Next: cd {shlex.quote(str(destination))} && shiftkit start"

@@ -150,7 +150,7 @@ def adopted_already(destination: Path) -> None:
 
     setup.setup(destination, gitio.common_dir(destination))
     print(
-        f"shiftkit: {destination} is a shiftkit project already ({CONFIG_FILE} is committed); "
+        f"{destination} is a shiftkit project already ({CONFIG_FILE} is committed); "
         f"hooks set up, nothing committed: review the re-rendered files (`git diff`) and "
         f"commit what you keep"
     )

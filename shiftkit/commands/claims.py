@@ -88,6 +88,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"restore exactly this state (work meant for the feature: stash it, claim, then "
             f"`git stash pop`)"
         )
+    if feature_id is not None:  # an unknown id is said before the start check's minutes
+        features.require(read_features(ctx.project), feature_id, ctx.config.features)
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import NamedTuple, TextIO
 
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.core.resources import TEMPLATE_REPOSITORY, template_root
+from shiftkit.core.resources import template_root
 
 
 def parse_data(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
@@ -68,11 +68,12 @@ class Source(NamedTuple):
 
 
 def choose_source(
-    template: str | None, vcs_ref: str | None, trust: bool, release: str | None
+    template: str | None, vcs_ref: str | None, trust: bool, release: str | None = None
 ) -> Source:
     """``--template``/``--vcs-ref`` as given; else the checkout the code runs from (a git
     repository: its working state, or REF); else the copy bundled in the package, recorded
-    as the published repository at the release's tag, or fetched from there at REF."""
+    as the source it was built from at the commit it was built from (decision 0068), or
+    fetched from there at REF. (``release``: unused, kept for callers.)"""
     if template is not None:
         return Source(template, vcs_ref, trust, {})
     root = template_root()
@@ -81,20 +82,38 @@ def choose_source(
         return Source(str(root), vcs_ref or "HEAD", True, {})
     installed = installed_origin()
     if vcs_ref is not None:
-        return Source(installed[0] if installed else TEMPLATE_REPOSITORY, vcs_ref, True, {})
+        if installed is None:
+            raise BadInput(
+                "--vcs-ref: this shiftkit does not know the source it was built from; "
+                "pass --template SRC (a clone of shiftkit, or its git URL) as well"
+            )
+        return Source(installed[0], vcs_ref, True, {})
     if installed is None:
-        if release is None:
-            from importlib.metadata import version
-
-            release = version("shiftkit")
-        installed = (TEMPLATE_REPOSITORY, f"v{release}")
+        return Source(str(root), None, True, {})
     origin = {"template_origin": installed[0], "template_origin_ref": installed[1]}
     return Source(str(root), None, True, origin)
 
 
+ORIGIN_FILE = "shiftkit-origin.json"  # (hatch_build.py's ORIGIN)
+
+
+def bundled_origin() -> dict[str, object]:
+    """What the build wrote beside the bundled template: the commit, whether the bundled
+    files had uncommitted changes, the checkout's path (hatch_build.py); {} without one."""
+    import json
+
+    try:
+        info = json.loads((template_root() / ORIGIN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
 def installed_origin() -> tuple[str, str] | None:
-    """Where pip installed this shiftkit from (PEP 610's `direct_url.json`), as a template
-    source `copier update` can use and its version; None for a package index or a wheel."""
+    """The source this shiftkit's bundled template was built from, as `copier update` can
+    use it, and its commit: the git URL pip installed from (PEP 610's `direct_url.json`) at
+    that commit, else the checkout the build ran in at the commit it built; None when the
+    build recorded none (decision 0068)."""
     from importlib.metadata import PackageNotFoundError, distribution
 
     from shiftkit.core import jsonbound
@@ -104,29 +123,55 @@ def installed_origin() -> tuple[str, str] | None:
         text = distribution("shiftkit").read_text("direct_url.json")
         info = jsonbound.loads(text, "direct_url.json") if text else None
     except (PackageNotFoundError, BadInput):
-        return None
-    return origin_of(info) if isinstance(info, dict) else None
+        info = None
+    return origin_of(info if isinstance(info, dict) else {}, bundled_origin())
 
 
-def origin_of(info: dict[str, object]) -> tuple[str, str] | None:
-    """A git URL at the commit pip installed, or a local git checkout at its version now."""
-    from urllib.parse import unquote, urlparse
+def origin_of(info: dict[str, object], built: dict[str, object]) -> tuple[str, str] | None:
+    """A git URL at the commit pip installed; else the build's checkout at the build's commit
+    (its full id: exactly the template bundled, whatever the checkout holds now)."""
+    url, vcs = info.get("url"), info.get("vcs_info")
+    if isinstance(url, str) and isinstance(vcs, dict) and vcs.get("vcs") == "git":
+        commit = vcs.get("commit_id")
+        if isinstance(commit, str):
+            return url, commit
+    commit, source = built.get("commit"), built.get("source")
+    if isinstance(commit, str) and isinstance(source, str):
+        return source, commit
+    return None
 
+
+def bundled_note(template: Path | None) -> str:
+    """What the template line adds when the bundled copy is rendered: that its build recorded
+    no source, that it had uncommitted template changes, or that its checkout no longer holds
+    its commit (moved or rewritten) — `copier update` cannot diff from a commit it cannot find."""
+    root = template_root()
+    if template is None or root.name != "_template" or template.resolve() != root.resolve():
+        return ""  # (a checkout or another source: copier's own record is exact)
+    built = bundled_origin()
+    if not built:
+        return "; this build recorded no source: `copier update` needs --template SRC --vcs-ref REF"
     from shiftkit.edge import gitio
 
-    url, vcs, folder = info.get("url"), info.get("vcs_info"), info.get("dir_info")
-    if not isinstance(url, str):
-        return None
-    if isinstance(vcs, dict) and vcs.get("vcs") == "git" and isinstance(vcs.get("commit_id"), str):
-        return url, str(vcs["commit_id"])
-    if isinstance(folder, dict) and url.startswith("file://"):
-        path = Path(unquote(urlparse(url).path))
-        if not (path / ".git").exists():
-            return None
-        described = gitio.run(["describe", "--tags", "--always"], path, check=False)
-        if described.returncode == 0 and described.stdout.strip():
-            return str(path), described.stdout.strip()
-    return None
+    commit, source = str(built.get("commit", "")), str(built.get("source", ""))
+    if built.get("dirty"):
+        return (
+            f"; built from {source} with uncommitted template changes: `copier update` "
+            f"takes {commit[:12]} without them as its base"
+        )
+    recorded = installed_origin()
+    if recorded is None or recorded[0] != source:
+        return ""  # installed from a git URL: that URL at its commit
+    path = Path(source)
+    found = (path / ".git").exists() and gitio.run(
+        ["cat-file", "-e", f"{commit}^{{commit}}"], path, check=False
+    ).returncode == 0
+    if found:
+        return ""
+    return (
+        f"; {source} no longer holds {commit[:12]} (moved or rewritten): `copier update` "
+        f"needs --template SRC --vcs-ref REF"
+    )
 
 
 VERSION_LINE = re.compile(r'^__version__ = "([^"]+)"$', re.MULTILINE)
@@ -176,7 +221,9 @@ def recorded_line(destination: Path, template: Path | None, ref: str | None = No
     answers = recorded_answers_raw(destination)
     version = template_version(template, ref) if template is not None else None
     source = str(answers.get("_src_path") or (template or "the template"))
-    return template_line(source, str(answers.get("_commit") or ""), version)
+    return template_line(source, str(answers.get("_commit") or ""), version) + bundled_note(
+        template
+    )
 
 
 COLOUR = re.compile(r"\x1b\[[0-9;]*m")

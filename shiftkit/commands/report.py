@@ -2,8 +2,8 @@
 time (demotions marked), the cost per passing feature over time, each feature's attempts,
 reverts, time and spend, the claims now and what the last check found — or as `--json`.
 
-The page is one self-contained HTML file: the charts are SVG written in (pygal, the
-`shiftkit[report]` extra: decision 0038), the style is in the page, and there is no script,
+The page is one self-contained HTML file: the charts are SVG written in (pygal, a
+dependency: decisions 0038, 0069), the style is in the page, and there is no script,
 font or anything else to fetch: it opens from disk, and as a CI artifact.
 """
 
@@ -32,13 +32,14 @@ MARKS = 200  # the most demotion marks a chart draws
 
 
 def charts_library() -> ModuleType:
-    """pygal, or one line saying how to get it."""
+    """pygal (a dependency: decision 0069), or one line when this installation lacks it."""
     try:
         import pygal
     except ImportError:
         raise BadInput(
-            "report: the HTML page needs the 'report' extra (pygal): "
-            "pip install 'shiftkit[report]' (or use `shiftkit report --json`)"
+            "report: the HTML page's charts need pygal, a dependency of shiftkit that this "
+            "installation lacks: install shiftkit again (or `pip install 'pygal>=3.0'`), "
+            "or use `shiftkit report --json`"
         ) from None
     return pygal  # type: ignore[no-any-return]
 
@@ -108,13 +109,16 @@ def build(ctx: Context) -> report.Report:
     )
 
 
-def report_cmd(ctx: Context, output: Path, as_json: bool, say: Say) -> int:
+def report_cmd(ctx: Context, output: Path | None, as_json: bool, say: Say) -> int:
     if as_json:
         import json
 
         say(json.dumps(report.as_json(build(ctx)), indent=2, ensure_ascii=False))
         return 0
     pygal = charts_library()
+    if output is None:  # off the work tree: nothing for `finish` to commit (decision 0069)
+        output = gitio.git_dir(ctx.root) / "shiftkit" / "report.html"
+        output.parent.mkdir(parents=True, exist_ok=True)
     page = render(build(ctx), pygal)
     write(output, page)
     say(f"report: {output} ({len(page.encode()) // 1024 + 1} KiB; opens from disk)")
@@ -145,7 +149,7 @@ def write(output: Path, page: str) -> None:
 
 # -- the page -------------------------------------------------------------------------------
 
-COLORS = {"features": "#9aa5b1", "passing": "#2e7d32", "demoted": "#c62828", "cost": "#1565c0"}
+COLORS = {"features": "#52606d", "passing": "#2e7d32", "demoted": "#c62828", "cost": "#1565c0"}
 
 CSS = """
 :root { color-scheme: light; }
@@ -179,6 +183,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
 .cols { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
 .note { color: #616e7c; font-size: 12px; }
 .nodata { color: #616e7c; text-align: center; padding: 110px 0; margin: 0; }
+details { margin: 8px 0; font-size: 13px; }
+details summary { cursor: pointer; color: #3e4c59; }
 """
 
 
@@ -187,13 +193,32 @@ def _e(value: object) -> str:
 
 
 _SCRIPT = re.compile(r"<script\b.*?</script>|<!--.*?-->", re.DOTALL)
+_DESC = re.compile(r"<desc\b[^>]*>.*?</desc>", re.DOTALL)
 
 
-def _svg(chart: Any) -> str:
-    """The chart's SVG for inlining: no XML declaration, and without pygal's script (its
-    tooltips' configuration: the page runs no script) and comments (its web addresses)."""
+def _svg(chart: Any, title: str, desc: str) -> str:
+    """The chart's SVG for inlining: no XML declaration, without pygal's script (its
+    tooltips' configuration: the page runs no script), comments (its web addresses) and
+    `<desc>`s (the tooltips' coordinates); an image with its own title and description, which
+    a screen reader says (pygal's own title is "Pygal")."""
     text: str = chart.render(is_unicode=True, disable_xml_declaration=True)
-    return _SCRIPT.sub("", text)
+    text = _DESC.sub("", _SCRIPT.sub("", text))
+    text = text.replace(
+        "<title>Pygal</title>", f"<title>{_e(title)}</title><desc>{_e(desc)}</desc>", 1
+    )
+    return text.replace("<svg ", '<svg role="img" ', 1)
+
+
+def numbers_table(caption: str, head: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A chart's numbers as a table, folded under the chart: the text alternative."""
+    cells = "".join(
+        "<tr>" + "".join(f'<td class="num">{_e(cell)}</td>' for cell in row) + "</tr>"
+        for row in rows
+    )
+    heads = "".join(f'<th scope="col" class="num">{_e(name)}</th>' for name in head)
+    return (
+        f"<details><summary>{_e(caption)}</summary><table><tr>{heads}</tr>{cells}</table></details>"
+    )
 
 
 def _style(pygal: ModuleType, colors: Sequence[str]) -> Any:
@@ -229,7 +254,7 @@ def _chart(pygal: ModuleType, kind: str, colors: Sequence[str], **config: Any) -
         "height": 290,
         "legend_at_bottom": True,
         "legend_at_bottom_columns": 3,
-        "show_y_guides": True,
+        "show_y_guides": False,  # (a guide at the total would hide the features line)
         "show_x_guides": False,
         "dots_size": 1.5,
         "margin": 6,
@@ -299,7 +324,41 @@ def burnup_charts(rep: report.Report, pygal: ModuleType) -> tuple[str, str]:
     )
     by_time.add("passing", [(_moment(p.time), p.passing) for p in shown], show_dots=len(shown) < 60)
     by_time.add(label, [(_moment(p.time), p.passing) for p in marked], stroke=False, dots_size=mark)
-    return _svg(by_commit), _svg(by_time)
+    first, last = points[0], points[-1]
+    told = (
+        f"{last.n} protocol commits on HEAD's first-parent line; features from {first.total} "
+        f"to {last.total}, passing from {first.passing} to {last.passing}; {demotions} "
+        f"demotions."
+    )
+    start, end = report.when(first.time), report.when(last.time)
+    return (
+        _svg(by_commit, "Burn-up over protocol commits", f"Features and passing over {told}"),
+        _svg(by_time, "Burn-up over time", f"From {start} to {end}: {told}"),
+    )
+
+
+def burnup_table(rep: report.Report) -> str:
+    points = rep.burnup
+    shown = [points[n] for n in report.thin(len(points), CHART_POINTS)]
+    rows = [
+        (p.n, p.commit[:7], report.when(p.time), p.total, p.passing, ", ".join(p.demoted) or "-")
+        for p in shown
+    ]
+    head = ("commit #", "commit", "time", "features", "passing", "demoted")
+    return numbers_table("Burn-up numbers (a table)", head, rows)
+
+
+def cost_table(rep: report.Report) -> str:
+    spent = rep.totals.usage.tokens > 0
+    points = sorted(
+        (p for p in rep.costs if p.per_passing is not None and spent), key=lambda p: p.time
+    )
+    shown = [points[n] for n in report.thin(len(points), CHART_POINTS)]
+    rows = [
+        (report.when(p.time), p.passing, report.spend_text(p.per_passing, rep.money)) for p in shown
+    ]
+    head = ("time", "passing", "per passing feature")
+    return numbers_table("Cost curve numbers (a table)", head, rows) if rows else ""
 
 
 def cost_chart(rep: report.Report, pygal: ModuleType) -> str:
@@ -331,7 +390,12 @@ def cost_chart(rep: report.Report, pygal: ModuleType) -> str:
         [(_moment(p.time), value(p.per_passing)) for p in shown],
         show_dots=len(shown) < 60,
     )
-    return _svg(chart)
+    told = (
+        f"{name} at {len(shown)} moments from {report.when(shown[0].time)} to "
+        f"{report.when(shown[-1].time)}: from {report.spend_text(shown[0].per_passing, rep.money)} "
+        f"to {report.spend_text(shown[-1].per_passing, rep.money)}."
+    )
+    return _svg(chart, "Cost per passing feature over time", told)
 
 
 def _badge(text: str, kind: str, title: str | None = None) -> str:
@@ -412,7 +476,9 @@ def check_section(rep: report.Report) -> str:
         f"<p>{_e(report.check_text(check, rep.passing))}</p>",
     ]
     if check.verified:
-        lines.append(f'<p class="note">verified at HEAD: {_e(", ".join(check.verified))}</p>')
+        lines.append(
+            f'<p class="note">verified at HEAD\'s tree: {_e(", ".join(check.verified))}</p>'
+        )
     if check.unchecked:
         lines.append(
             '<p class="note">a passing feature not verified at HEAD\'s tree either failed '
@@ -459,7 +525,7 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body><main>"
         f"<header><h1>{_e(rep.project)}</h1>"
-        f'<p class="meta">shiftkit report · HEAD {_e(rep.head[:7])} · {_e(generated)}</p>'
+        f'<p class="meta">shiftkit report · HEAD commit {_e(rep.head[:7])} · {_e(generated)}</p>'
         "</header>"
         f'<p class="summary{warn}">{summary}</p>'
         '<section class="charts">'
@@ -467,6 +533,8 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
         f"{by_commit}</figure>"
         f"<figure><figcaption>Burn-up over time</figcaption>{by_time}</figure>"
         f"<figure><figcaption>Cost per passing feature</figcaption>{costs}</figure>"
+        "</section>"
+        f'<section class="cols"><div>{burnup_table(rep)}</div><div>{cost_table(rep)}</div>'
         "</section>"
         f"<h2>Features</h2>{feature_table(rep)}"
         f'<section class="cols"><div>{claims_section(rep)}</div>'

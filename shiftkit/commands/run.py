@@ -190,7 +190,7 @@ def one_session(
     started_clock = time.time()
     head_before = gitio.head_oid(ctx.root)
     env = {**os.environ, "SHIFTKIT_SESSION": session_id}
-    if verbose:
+    if verbose or _on_terminal():  # a person watching sees the session begin, not silence
         say(f"session {number}: started ({shlex.join(command)})")
     echo = (lambda line: say(f"  | {line}")) if verbose else None
     agent_run = run_agent(
@@ -237,6 +237,15 @@ def one_session(
         spent.fresh_equivalent,
         tuple(loop.tail(agent_run.lines)),
     )
+
+
+def _on_terminal() -> bool:
+    import sys
+
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 class AgentRun(NamedTuple):

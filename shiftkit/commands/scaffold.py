@@ -110,7 +110,8 @@ def _refuse_without_shiftkit_on_path() -> None:
     if shutil.which("shiftkit") is None:
         raise Refused(
             "`shiftkit` is not on PATH, and the scaffold's setup and its commit hooks run it; "
-            "install it where your shell finds it (e.g. `pipx install shiftkit`), then run "
+            f"put this one's folder ({Path(sys.executable).parent}) on PATH, or install it "
+            "where your shell finds it (e.g. `pipx install .` in a clone of shiftkit), then run "
             "this again"
         )
 

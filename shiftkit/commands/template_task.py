@@ -49,11 +49,11 @@ def run(
     if operation == "update":
         quiet = False  # copier renders an update's final copy quietly, whatever the user asked
     else:
-        warn_relative_source(destination)
+        absolute_source(destination, template)
     if not quiet:
         line = render.recorded_line(destination, Path(template) if template else None, ref)
         print(line, file=sys.stderr, flush=True)
-    source = render.Source(template, ref or None, True, {})
+    source = render.Source(template, ref or None, True, _recorded_origin(destination, ref))
     answers = render.recorded_answers(destination)
     if operation == "copy" and (not top or gitio.head_oid(destination) is None):
         if lacking_shiftkit(destination):  # a folder with files of the user's: copier kept them
@@ -91,19 +91,61 @@ def run(
     adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered, quiet=quiet)
 
 
-def warn_relative_source(destination: Path) -> None:
+def _recorded_origin(destination: Path, ref: str) -> dict[str, str]:
+    """The source the answers file records, for the scratch render: what the template names
+    from it (`shiftkit_requirement`: AGENTS.md, the workflow) comes out as in copier's copy,
+    not as copier's throwaway clone (decision 0068)."""
+    recorded = render.recorded_answers_raw(destination)
+    source, commit = recorded.get("_src_path"), ref or recorded.get("_commit")
+    if not (isinstance(source, str) and source and isinstance(commit, str) and commit):
+        return {}
+    return {"template_origin": source, "template_origin_ref": commit}
+
+
+def absolute_source(destination: Path, template: str) -> None:
     """copier records a template path as given; a relative one (`copier copy src app`) names
-    nothing from the project's folder, where `copier update` reads it. The task cannot make it
-    absolute: copier runs it through `sh` in the project, and both the folder copier was
-    started in and the shell's $PWD are gone by then. So it is said, once, at the copy."""
+    nothing from the project's folder, where `copier update` reads it. copier cloned it,
+    though, and git records a clone's origin as an absolute path: the answers file gets that
+    path before anything is committed. Only when the clone does not name it (no git source)
+    is it said, once, at the copy."""
     source = str(render.recorded_answers_raw(destination).get("_src_path") or "")
-    if _relative_local(source):
-        print(
-            f"shiftkit: {ANSWERS_FILE} records the template as {source!r}, a path relative to "
-            f"where copier ran, which `copier update` cannot find from {destination}; copy "
-            f"from an absolute path or a URL, or set `_src_path` in {ANSWERS_FILE} to one",
-            file=sys.stderr,
-        )
+    if not _relative_local(source):
+        return
+    found = _cloned_from(Path(template), source) if template else None
+    answers = destination / ANSWERS_FILE
+    if found is not None:
+        import re
+
+        import yaml
+
+        text = answers.read_text(encoding="utf-8")
+        line = yaml.safe_dump({"_src_path": str(found)}, allow_unicode=True).rstrip("\n")
+        fixed, count = re.subn(r"(?m)^_src_path:.*$", lambda _: line, text, count=1)
+        if count:
+            atomic_write(answers, fixed)
+            return
+    print(
+        f"shiftkit: {ANSWERS_FILE} records the template as {source!r}, a path relative to "
+        f"where copier ran, which `copier update` cannot find from {destination}; copy "
+        f"from an absolute path or a URL, or set `_src_path` in {ANSWERS_FILE} to one",
+        file=sys.stderr,
+    )
+
+
+def _cloned_from(clone: Path, relative: str) -> Path | None:
+    """The absolute path copier's clone of the template came from, when it ends in
+    ``relative`` (a clone of that source, not of something else)."""
+    if not (clone / ".git").exists():
+        return None
+    url = gitio.run(["config", "--get", "remote.origin.url"], clone, check=False).stdout.strip()
+    origin = Path(url)
+    wanted = Path(relative)
+    if not origin.is_absolute() or not (origin / ".git").exists():
+        return None
+    tail = [part for part in wanted.parts if part not in (".",)]
+    if ".." in tail or list(origin.parts[-len(tail) :]) != tail:
+        return None
+    return origin
 
 
 def _relative_local(source: str) -> bool:

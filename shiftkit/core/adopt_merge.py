@@ -276,20 +276,71 @@ def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
 
     if not isinstance(doc, CommentedMap) or not isinstance(doc.get("repos", []), list):
         raise BadInput(f"{name}: expected a mapping with a `repos:` list (pre-commit's format)")
-    # Only shiftkit's hooks go in: the user's top-level settings (`minimum_pre_commit_version`,
-    # `default_stages`, ...) are theirs, present or not — shiftkit's hooks set their own
-    # `stages`, and shiftkit itself requires a pre-commit new enough for them.
+    # Only shiftkit's hooks go in: the user's top-level settings (`default_stages`, ...) are
+    # theirs, present or not — shiftkit's hooks set their own `stages`. One exception:
+    # `minimum_pre_commit_version` is raised to what shiftkit's hooks need (`language:
+    # unsupported`: pre-commit 4.4.0), so an older pre-commit says so in one line instead of
+    # failing on the hook (a user's higher value stays; decision 0069).
     changed = False
     if "repos" not in doc:
         doc["repos"] = template["repos"]
         changed = True
     else:
         changed = _merge_repos(doc["repos"], template["repos"]) or changed
+    changed = _raise_minimum(doc, template) or changed
     if not changed:
         return existing
     out = io.StringIO()
     yaml.dump(doc, out)
     return out.getvalue().rstrip("\n") + "\n"  # one newline at the end, as end-of-file-fixer
+
+
+MINIMUM = "minimum_pre_commit_version"
+
+
+def version_key(text: object) -> tuple[int, ...]:
+    """A dotted version as numbers (what pre-commit compares); () when it is not one."""
+    parts = str(text).strip().split(".")
+    return tuple(int(part) for part in parts) if all(p.isdigit() for p in parts) else ()
+
+
+def _raise_minimum(doc: Any, template: Any) -> bool:
+    """The template's `minimum_pre_commit_version` in the user's config when theirs is lower
+    or absent; whether it changed."""
+    needed = template.get(MINIMUM) if hasattr(template, "get") else None
+    if needed is None:
+        return False
+    have = doc.get(MINIMUM)
+    if have is not None and version_key(have) >= version_key(needed):
+        return False
+    if have is None:
+        doc.insert(0, MINIMUM, needed, comment="shiftkit's hooks need it")
+    else:
+        doc[MINIMUM] = needed
+    return True
+
+
+def hooks_without_stages(text: str) -> list[str]:
+    """The user's hooks that run at every installed stage (no `stages`, no `default_stages`):
+    with shiftkit's commit-msg hook installed, they run twice a commit."""
+    try:
+        doc = _load_yaml(_yaml(text), text, ".pre-commit-config.yaml")
+    except BadInput:
+        return []
+    if (
+        not isinstance(doc, dict)
+        or doc.get("default_stages")
+        or not isinstance(doc.get("repos"), list)
+    ):
+        return []
+    found = []
+    for repo in doc["repos"]:
+        hooks = repo.get("hooks") if isinstance(repo, dict) else None
+        for hook in hooks if isinstance(hooks, list) else []:
+            mine = isinstance(hook, dict) and "id" in hook and "stages" not in hook
+            if mine and not str(hook["id"]).startswith("shiftkit-"):
+                found.append(str(hook["id"]))
+    return found
 
 
 def _merge_repos(repos: Any, ours: Any) -> bool:

@@ -885,9 +885,9 @@ def all_pass_message(feature_list: FeatureList, checked: bool, behind: bool = Fa
         )
     if checked:
         return f"all {len(feature_list)} features pass (checked at HEAD) — nothing to do"
-    return (
-        f"all {len(feature_list)} features marked passing; not checked at HEAD — run "
-        f"`shiftkit check`"
+    return (  # (each passed its verifier in the work tree when it was finished)
+        f"all {len(feature_list)} features marked passing; not yet verified in a clean "
+        f"checkout of HEAD — run `shiftkit check`"
     )
 
 

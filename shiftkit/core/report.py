@@ -144,12 +144,33 @@ def burnup(line: Sequence[Step]) -> list[BurnPoint]:
     ]
 
 
+def belongs_at(entry: Entry, units: Sequence[Entry]) -> float:
+    """When a usage entry counts: its own time, or — recorded after its unit ended (Claude
+    Code's SessionEnd comes after the session's finish commit) — the end of the unit it was
+    spent on: the same session's unit of its feature, else the feature's newest unit claimed
+    before it. So the cost curve counts a session's spend at the commit it produced."""
+    at = time_key(entry.at)
+    if entry.feature is None:
+        return at
+    mine = [u for u in units if u.feature == entry.feature]
+    same = [u for u in mine if entry.session and u.session == entry.session]
+    claimed = [u for u in mine if time_key(u.claimed_at or u.at) <= at]
+    owner = (same or claimed)[-1:] if (same or claimed) else []
+    return min(at, time_key(owner[0].at)) if owner else at
+
+
 def _usage_series(
     entries: Sequence[Entry], ratios: CostConfig, prices: cost.Lookup
 ) -> tuple[list[float], list[cost.Spend]]:
-    """The usage entries' times in order and the spend recorded up to each (inclusive)."""
+    """The usage entries' times (as they count: `belongs_at`) in order and the spend
+    recorded up to each (inclusive)."""
+    units = sorted((e for e in entries if e.kind == "unit"), key=lambda e: time_key(e.at))
     usage = sorted(
-        ((time_key(e.at), cost.spend_of(e, ratios, prices)) for e in entries if e.kind == "usage"),
+        (
+            (belongs_at(e, units), cost.spend_of(e, ratios, prices))
+            for e in entries
+            if e.kind == "usage"
+        ),
         key=lambda pair: pair[0],
     )
     times, running, total = [], [], cost.Spend()
@@ -324,9 +345,12 @@ def check_text(check: Check, passing: int) -> str:
     if not passing:
         return "last check: nothing passes yet"
     if not check.unchecked:
-        return f"last check: all {passing} passing verified at HEAD ({short}, {when(check.at)})"
+        return (
+            f"last check: all {passing} passing verified at HEAD's tree ({short}, {when(check.at)})"
+        )
     return (
-        f"last check: {len(check.verified)} of {passing} passing verified at HEAD ({short}); "
+        f"last check: {len(check.verified)} of {passing} passing verified at HEAD's tree "
+        f"({short}); "
         f"not verified there: {', '.join(check.unchecked[:5])}"
         f"{' …' if len(check.unchecked) > 5 else ''} (`shiftkit check`)"
     )

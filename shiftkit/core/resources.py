@@ -6,11 +6,6 @@ from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # shiftkit/, above core/
 
-# Where the template the package bundles is published: a project made from the bundled copy
-# records this repository and the release's tag (`v` + the version), which `copier update`
-# fetches.
-TEMPLATE_REPOSITORY = "https://github.com/shiftkit/shiftkit"
-
 
 def template_root() -> Path:
     """The directory holding ``copier.yml`` and ``template/``.
