@@ -327,12 +327,11 @@ def test_the_oracle_setting_is_a_list_of_project_paths() -> None:
 def test_under_the_signed_policy_an_oracle_change_needs_a_signature(
     calc: Path, tmp_path: Path
 ) -> None:
-    from test_trust import make_key, signing_env
+    from test_trust import make_key, set_config, signing_env
 
     person = make_key(tmp_path, "person")
     write(calc / ".shiftkit" / "allowed_signers", f"person@x {Path(f'{person}.pub').read_text()}")
-    config = calc / ".shiftkit.toml"
-    config.write_text(config.read_text() + '\n[shiftkit.people]\npolicy = "signed"\n')
+    set_config(calc, "shiftkit.people", 'policy = "signed"')
     assert commit(calc, "Person actions need a signature from now on").returncode == 0
     write(calc / "tests" / "test_add.py", SKIP_MARKER)
     message = ("-m", "Skip add for now", "-m", "Shiftkit-Override: agreed with Ana")

@@ -125,6 +125,14 @@ def features_name(config_text: str | None) -> str | None:
     (None: ask the parser)."""
     if config_text is None or "features" not in config_text:
         return DEFAULT_FEATURES
+    import re
+
+    # (the template's own line; anything else that mentions the key is parsed)
+    found: list[str] = re.findall(
+        r'(?m)^features[ \t]*=[ \t]*"([^"\\\n]*)"[ \t]*(?:#.*)?$', config_text
+    )
+    if len(found) == 1 and config_text.count("features") == 1 + found[0].count("features"):
+        return found[0]
     return None
 
 
