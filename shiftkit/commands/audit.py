@@ -195,9 +195,10 @@ def _judge_in_parallel(
     ctx: Context, selected: list[revisions.Commit], say: Callable[[str], None], jobs: int | None
 ) -> list[Finding]:
     """`audit_commits` re-verifying, its verifier runs made all at once: a first pass learns
-    which flips need a run (nothing run, nothing said), they run in parallel, each in a
+    which flips need a run (saying each, running none), they run in parallel, each in a
     checkout of its commit with the parent's `init` and timeout (`reverify_at`'s settings),
-    cached by tree; a second pass judges with their outcomes."""
+    cached by tree; when one fails, a second pass judges with their outcomes (when all pass,
+    the first pass's findings are the answer)."""
     import os
 
     from shiftkit.edge import judge, regression
@@ -212,14 +213,16 @@ def _judge_in_parallel(
         wanted[(commit.oid, command)] = job
         return passing._replace(command=command)
 
-    first = audit_commits(ctx, selected, True, lambda text: None, outcomes=plan)
+    first = audit_commits(ctx, selected, True, say, outcomes=plan)
     if not wanted:
         return first
     keys = list(wanted)
     ran = regression.run_each(ctx, [wanted[key] for key in keys], jobs or os.cpu_count() or 1)
+    if all(outcome.ok for outcome in ran):
+        return first  # (what the first pass took for granted held: the same findings)
     found = dict(zip(keys, ran, strict=True))
     return audit_commits(
-        ctx, selected, True, say, outcomes=lambda commit, command: found[(commit.oid, command)]
+        ctx, selected, True, lambda text: None, outcomes=lambda c, command: found[(c.oid, command)]
     )
 
 

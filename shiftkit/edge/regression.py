@@ -166,45 +166,79 @@ class TreeJob(NamedTuple):
 
 def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify.Outcome]:
     """Each job in a temporary checkout of its own tree (after its `init`), ``workers`` at a
-    time; in the order of ``work``. A job whose pass is recorded at its tree (in a checkout)
-    is not run again — read for every job before any runs (decision record 0045) — and a
-    pass found is recorded: the cache is by tree."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    adding = threading.Lock()  # (`git worktree add` one at a time: it names the worktree)
+    time; in the order of ``work``. Each worker makes one checkout and moves it to the next
+    job's tree (`_switch`: exactly that tree, nothing else left). A job whose pass is
+    recorded at its tree (in a checkout) is not run again — read for every job before any
+    runs (decision record 0045) — and a pass found is recorded: the cache is by tree."""
     unique = list(dict.fromkeys(work))
-    before = {
-        job
-        for job in unique
-        if verify.is_cached(ctx.common_dir, job.tree, verify.cache_command(job.command, CHECKOUT))
+    key = {job: verify.cache_command(job.command, CHECKOUT) for job in unique}
+    before = {job for job in unique if verify.is_cached(ctx.common_dir, job.tree, key[job])}
+    found = {
+        job: verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
+        for job in before
     }
+    pending = deque(job for job in unique if job not in before)
+    lock = threading.Lock()
+    adding = threading.Lock()  # (`git worktree add` one at a time: it names the worktree)
+    errors: list[BaseException] = []
 
-    def one(job: TreeJob) -> verify.Outcome:
-        key = verify.cache_command(job.command, CHECKOUT)
-        if job in before:
-            return verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
-        with adding:
-            checkout = verify.temporary_checkout(ctx.root, job.tree)
-            target = checkout.__enter__()
+    def worker() -> None:
+        checkout = None
         try:
-            prepared = verify.prepare_checkout(target, job.init, job.timeout)
-            outcome = (
-                prepared._replace(command=job.command)
-                if prepared is not None
-                else verify.run_in(target, job.command, job.timeout, junit=ctx.config.junit)
-            )
+            while True:
+                with lock:
+                    if errors or not pending:
+                        return
+                    job = pending.popleft()
+                if checkout is None:
+                    with adding:
+                        checkout = verify.temporary_checkout(ctx.root, job.tree)
+                        target = checkout.__enter__()
+                else:
+                    _switch(ctx, target, job.tree)
+                prepared = verify.prepare_checkout(target, job.init, job.timeout)
+                outcome = (
+                    prepared._replace(command=job.command)
+                    if prepared is not None
+                    else verify.run_in(
+                        target, job.command, job.timeout, junit=ctx.config.junit
+                    )
+                )
+                if outcome.ok:
+                    verify.record_pass(ctx.common_dir, job.tree, key[job])
+                with lock:
+                    found[job] = outcome
+        except BaseException as exc:
+            with lock:
+                errors.append(exc)
         finally:
-            with adding:
-                checkout.__exit__(None, None, None)
-        if outcome.ok:
-            verify.record_pass(ctx.common_dir, job.tree, key)
-        return outcome
+            if checkout is not None:
+                with adding:
+                    checkout.__exit__(None, None, None)
 
-    if not unique:
-        return []
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(unique)))) as pool:
-        found = dict(zip(unique, pool.map(one, unique), strict=True))
+    count = max(1, min(workers, len(pending)))
+    threads = [threading.Thread(target=worker) for _ in range(count if pending else 0)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
     return [found[job] for job in work]
+
+
+def _switch(ctx: Context, target: Path, tree: str) -> None:
+    """Move a temporary checkout to exactly ``tree``: a throwaway commit of it checked out,
+    every file the tree does not hold removed (ignored ones too: `init` runs again)."""
+    env = verify.clean_environment()
+    holder = gitio.run(
+        ["commit-tree", tree, "-m", "shiftkit: a temporary commit to verify this tree"],
+        ctx.root,
+        env={**verify._TEMP_IDENTITY},
+        clean_env=env,
+    ).stdout.strip()
+    gitio.run(["checkout", "-q", "--detach", "--force", holder], target, clean_env=env)
+    gitio.run(["clean", "-ffdxq"], target, clean_env=env)
 
 
 # -- the demotion commit -------------------------------------------------------------------
