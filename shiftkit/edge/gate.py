@@ -213,6 +213,11 @@ def verify_change(
     count = max(1, workers or os.cpu_count() or 1)
     if work:
         say(_plan_line(others, count))
+    elif others.skipped:
+        say(
+            f"no other passing feature to re-verify ({others.skipped} untouched, by what "
+            f"their verifiers read)"
+        )
     results: list[tuple[regression.Job, verify.Outcome]] = []
     errors: list[BaseException] = []
 
