@@ -212,8 +212,11 @@ def test_an_idless_claim_lets_go_of_a_choice_done_meanwhile(scaffold: Path, tmp_
     claimed = shiftkit(one, "claim")
     assert claimed.returncode == 0, claimed.output
     assert not flag.exists()
-    assert "claimed F001" in claimed.stdout and "behind origin/main" in claimed.stdout
+    # (issue 29: let go, caught up, claimed again on the remote's branch)
+    assert "claimed F001" in claimed.stdout and "moved while claiming F000" in claimed.stdout
+    assert "caught up first" in claimed.stdout
     assert list(_server_claims(bare)) == ["F001"]  # F000 was let go again
+    assert git_ok(one, "rev-parse", "HEAD") == git_ok(bare, "rev-parse", "main")
 
 
 # -- real servers ---------------------------------------------------------------------------------

@@ -220,7 +220,10 @@ def kinds(row: dict[str, Any]) -> tuple[int, int, int, int]:
     return (row["input"], row["cache_read"], row["cache_write"], row["output"])
 
 
-def test_transcripts_summed_exactly_per_feature_and_kind(scaffold: Path, tmp_path: Path) -> None:
+def test_transcripts_summed_exactly_per_feature_and_kind(
+    scaffold: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHIFTKIT_SESSION", "sess-1")  # (the claims are the session's own)
     shell_features(scaffold, "a.txt", "b.txt")  # F001, F002
     ok(scaffold, "claim", "F001")
     write(scaffold / "a.txt", "a\n")
@@ -243,14 +246,15 @@ def test_transcripts_summed_exactly_per_feature_and_kind(scaffold: Path, tmp_pat
     ms = timedelta(milliseconds=1)
     main = [
         user(iso(before)),
-        # orientation, before any claim: streamed on two identical lines
+        # orientation, before any claim (the session's first claim's): streamed on two
+        # identical lines
         assistant("msg_01", iso(before + ms), u(5, 2000, 0, 100), text="a"),
         assistant("msg_01", iso(before + 2 * ms), u(5, 2000, 0, 100), text="b"),
         assistant("msg_02", iso(t1), u(7, 300, 2000, 1), text="c"),  # F001, streaming: 1 ...
         assistant("msg_02", iso(t1 + ms), u(7, 300, 2000, 250), text="dd"),  # ... then 250
         assistant("msg_syn", iso(t1 + 2 * ms), u(1000, 0, 0, 1000), model="<synthetic>"),
         assistant("msg_03", iso(t2), u(2, 0, 2300, 80), model="claude-haiku-4-5"),  # F002
-        assistant("msg_04", iso(after), u(1, 0, 2400, 20)),  # after the revert: unattributed
+        assistant("msg_04", iso(after), u(1, 0, 2400, 20)),  # after the revert: F002's wrap-up
     ]
     subagent = [
         # a subagent's transcript repeats messages of the main one, and adds its own
@@ -282,10 +286,11 @@ def test_transcripts_summed_exactly_per_feature_and_kind(scaffold: Path, tmp_pat
     def check_tokens(data: dict[str, Any]) -> None:
         features = data["features"]
         # input, cache_read, cache_write, output
-        assert kinds(features["F001"]) == (7 + 4, 2000 + 500, 300 + 100, 250 + 60)
-        assert kinds(features["F002"]) == (2, 2300, 0, 80)
+        # (decision record 0065: a session's orientation and wrap-up land on its claims)
+        assert kinds(features["F001"]) == (5 + 7 + 4, 2000 + 500, 2000 + 300 + 100, 100 + 250 + 60)
+        assert kinds(features["F002"]) == (2 + 1, 2300 + 2400, 0, 80 + 20)
         assert kinds(features["F000"]) == (0, 0, 0, 0)
-        assert kinds(data["unattributed"]) == (5 + 1, 0 + 2400, 2000, 100 + 20)
+        assert kinds(data["unattributed"]) == (0, 0, 0, 0)
         assert kinds(data["totals"]) == (19, 7200, 2400, 510)
         assert data["totals"]["fresh_equivalent"] == pytest.approx(
             19 + 0.1 * 7200 + 1.25 * 2400 + 5 * 510

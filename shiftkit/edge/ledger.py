@@ -304,13 +304,23 @@ def record_transcript(
     messages = rollout.usage_messages(texts, session)
     # The session's own claims: every message of a session that held one lands on one of
     # them, its orientation and its wrap-up too (decision record 0065).
+    # A session known here (this worktree's, or one whose `claim` found nothing) that held no
+    # claim is coordination or idle; one whose claims carry another session's name (claimed
+    # before its SessionStart hook named it) is read as before: at the claim of its time.
+    from shiftkit.edge import session as sessions
+
     claims = ledger.intervals(entries, open_interval(ctx, session), session)
-    totals = ledger.attribute(messages, claims, whole_session=True)
+    looked = _looked(ctx, session)
+    whole = bool(claims) or looked or sessions.current(ctx.git_dir) == session
+    if not whole:
+        claims = ledger.intervals(entries, open_interval(ctx))
+    totals = ledger.attribute(messages, claims, whole_session=whole)
+    place = ledger.session_feature if whole else ledger.feature_at
     latest: dict[ledger.Key, str] = {}
     for message in messages:
-        latest[(ledger.session_feature(message.at, claims), message.model)] = message.at
+        latest[(place(message.at, claims), message.model)] = message.at
     before = ledger.recorded(entries, session, "transcript")
-    purpose = ledger.COORDINATION if _looked(ctx, session) else ledger.IDLE
+    purpose = None if not whole else ledger.COORDINATION if looked else ledger.IDLE
     written = []
     for (feature, model), extra in ledger.news(totals, before):
         written.append(
