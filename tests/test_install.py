@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import REPO_ROOT, git_ok, run, snapshot_repository
 
@@ -150,7 +151,7 @@ def test_no_message_names_a_package_or_url_that_does_not_exist() -> None:
     assert found.stdout == "", found.stdout
 
 
-def test_a_newcomers_transcript(tmp_path: Path) -> None:
+def test_a_newcomers_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A fresh venv and the README only: `pip install .` in a clone, `shiftkit demo`, `shiftkit
     new`, adoption of a repository whose hooks format Markdown (tomli's), `copier update` after
     a change to the clone, `shiftkit report`: every step exits 0, no git hint, no colour codes.
@@ -162,6 +163,8 @@ def test_a_newcomers_transcript(tmp_path: Path) -> None:
     made = run([sys.executable, "-m", "venv", str(venv)], tmp_path)
     assert made.returncode == 0, made.output
     env = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
+    # as a newcomer's machine runs Python: writing bytecode (some sandboxes turn it off)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     said: list[str] = []
 
     def step(args: list[str], cwd: Path, timeout: float = 600) -> str:
