@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import REPO_ROOT, git_ok, run, snapshot_repository
 
@@ -148,3 +149,52 @@ def test_no_message_names_a_package_or_url_that_does_not_exist() -> None:
         REPO_ROOT,
     )
     assert found.stdout == "", found.stdout
+
+
+def test_a_newcomers_transcript(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh venv and the README only: `pip install .` in a clone, `shiftkit demo`, `shiftkit
+    new`, adoption of a repository whose hooks format Markdown (tomli's), `copier update` after
+    a change to the clone, `shiftkit report`: every step exits 0, no git hint, no colour codes.
+    (The workflow's install step: test_the_workflow_installs_shiftkit_from_the_source_…)"""
+    from test_guests import tomli_markdown_hooks
+
+    clone = snapshot_repository(tmp_path / "shiftkit")
+    venv = tmp_path / "venv"
+    made = run([sys.executable, "-m", "venv", str(venv)], tmp_path)
+    assert made.returncode == 0, made.output
+    env = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", "VIRTUAL_ENV": str(venv)}
+    # as a newcomer's machine runs Python: writing bytecode (some sandboxes turn it off)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    said: list[str] = []
+
+    def step(args: list[str], cwd: Path, timeout: float = 600) -> str:
+        done = run(args, cwd, env=env, timeout=timeout)
+        said.append(done.output)
+        assert done.returncode == 0, done.output
+        return done.output
+
+    step(["pip", "install", "-q", "."], clone, timeout=900)  # the README's first command
+    step(["shiftkit", "demo", str(tmp_path / "demo" / "todo-app")], tmp_path)
+    project = tmp_path / "my-project"
+    step(["shiftkit", "new", str(project), "--defaults", "--data", "goal=A todo app"], tmp_path)
+    theirs = tmp_path / "tomli"
+    theirs.mkdir()
+    git_ok(theirs, "init", "-q")
+    (theirs / "README.md").write_text("# Tomli\n\nA lil' TOML parser.\n")
+    (theirs / ".pre-commit-config.yaml").write_text(tomli_markdown_hooks())
+    git_ok(theirs, "add", "-A")
+    git_ok(theirs, "commit", "-q", "-m", "Add the readme and the hooks")
+    step(["pre-commit", "install"], theirs)
+    step(["shiftkit", "new", str(theirs), "--defaults"], tmp_path)  # adopted, not refused
+    agents = clone / "template" / "AGENTS.md.jinja"
+    agents.write_text(
+        agents.read_text().replace(
+            "## The shift routine", "## The shift routine\n\nRead this first."
+        )
+    )
+    git_ok(clone, "commit", "-q", "-am", "Template: a new line")
+    step(["copier", "update", "--trust", "--defaults", "--vcs-ref", "HEAD"], project)
+    assert "Read this first." in (project / "AGENTS.md").read_text()
+    step(["shiftkit", "report"], project)
+    transcript = "".join(said)
+    assert not [line for line in transcript.splitlines() if line.startswith("hint:")]

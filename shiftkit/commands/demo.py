@@ -134,6 +134,14 @@ def run(directory: Path | None) -> int:
     shell.shiftkit("status")
     for name, text in VERIFIERS.items():
         _write(target / name, text)
+    # Python writes bytecode beside what it imports: in a verifier's clean checkout that is a
+    # change, which fails the verifier, unless ignored (a machine without
+    # PYTHONDONTWRITEBYTECODE, which is nearly every one).
+    ignore = target / ".gitignore"
+    ignored = ignore.read_text(encoding="utf-8") if ignore.is_file() else ""
+    if "__pycache__/" not in ignored.split():
+        ending = "" if not ignored or ignored.endswith("\n") else "\n"
+        _write(ignore, f"{ignored}{ending}__pycache__/\n")
     shell.git("add", "-A")
     shell.git("commit", "-q", "-m", "Add the verifiers for F001 and F002")
 
