@@ -200,9 +200,7 @@ def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify
                 outcome = (
                     prepared._replace(command=job.command)
                     if prepared is not None
-                    else verify.run_in(
-                        target, job.command, job.timeout, junit=ctx.config.junit
-                    )
+                    else verify.run_in(target, job.command, job.timeout, junit=ctx.config.junit)
                 )
                 if outcome.ok:
                     verify.record_pass(ctx.common_dir, job.tree, key[job])
