@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from conftest import shell_features, shiftkit, write
+from conftest import run, shell_features, shiftkit, write
 
 # An agent's session: plain git reads, a commit through the hooks, a claim and a finish;
 # every line git and shiftkit print goes into one file.
@@ -94,7 +94,11 @@ def test_help_lines_are_true_and_short() -> None:
 
 def test_a_second_copy_says_its_line_without_the_error_prefix(scaffold: Path) -> None:
     """`shiftkit:` starts a refusal or an error; a recopy's success line is neither."""
-    again = shiftkit(scaffold.parent, "new", str(scaffold), "--defaults", "--skip-answered")
+    again = run(
+        [sys.executable, "-m", "copier", "recopy", "--trust", "--defaults", "--overwrite"],
+        scaffold,
+        timeout=300,
+    )
     assert again.returncode == 0, again.output
     [line] = [x for x in again.output.splitlines() if "is a shiftkit project already" in x]
     assert not line.startswith("shiftkit:"), line
