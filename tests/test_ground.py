@@ -68,6 +68,9 @@ TRAILER_DENIED: list[tuple[str, str]] = [
     ("git commit --no-edit", "git prepared"),
     ("git commit --amend -m 'Relax F000'", "amend"),
     ("git commit-tree HEAD^{tree} -p HEAD -m x", "commit-tree"),
+    # shiftkit's own trailers: a plain commit dressed as a claim's work skips the publish gate
+    ("git commit -am 'Tidy up' -m 'Shiftkit-Claim: 0123abcd'", "shiftkit's own trailers"),
+    ("git merge -m 'Merge' -m 'shiftkit-feature: F001' side", "shiftkit's own trailers"),
 ]
 TRAILER_ALLOWED = [
     "git commit -am \"$(cat <<'EOF'\nF000: the smoke test\n\nCo-Authored-By: Claude\nEOF\n)\"",

@@ -269,3 +269,31 @@ def test_a_push_of_a_branch_not_checked_out_is_refused_in_one_line(
     assert "check out refs/heads/side" in said[0], said[0]
     assert git(bare, "rev-parse", "-q", "--verify", "refs/heads/side").returncode != 0
     assert git_ok(two, "rev-parse", "side").strip() == breaking  # nothing committed there
+
+
+def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Found by an agent trial: a merge resolved by keeping our side changes nothing against
+    its first parent (only bookkeeping came in), yet against the remote's tip it undoes the
+    file a passing feature needs. The gate judges a merge against each of its parents."""
+    bare, one, two = _team(scaffold, tmp_path)
+    # two's side: a commit carrying shiftkit's claim trailer (the work of a claim, which the
+    # gate trusts) that lost one.txt, taken from before one's finish
+    base = git_ok(two, "rev-parse", "HEAD~1").strip()
+    git_ok(two, "checkout", "-q", "-b", "stale", base)
+    (two / "two.txt").write_text("two\n")
+    git_ok(two, "add", "two.txt")
+    git_ok(two, "commit", "-q", "-m", "Add two.txt", "-m", "Shiftkit-Claim: 0123abcd")
+    git_ok(two, "checkout", "-q", "main")
+    git_ok(two, "reset", "-q", "--hard", "stale")
+    # the merge of the remote's main, resolved by keeping two's side: one.txt stays out
+    git_ok(two, "fetch", "-q", "origin")
+    merged = git(two, "merge", "-q", "--no-commit", "origin/main")
+    assert merged.returncode == 0, merged.stderr
+    git_ok(two, "rm", "-q", "-f", "one.txt")
+    git_ok(two, "commit", "-q", "-m", "Merge origin/main: keep ours")
+    assert _passes(two, "HEAD") and git(two, "cat-file", "-e", "HEAD:one.txt").returncode != 0
+    synced = shiftkit(two, "sync")
+    assert "published with this push" in synced.stdout, synced.output
+    _never_lies(bare, tmp_path)

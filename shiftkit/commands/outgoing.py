@@ -48,11 +48,16 @@ def bookkeeping(ctx: Context) -> set[str]:
 
 
 def changed_files(ctx: Context, commits: Sequence[revisions.Commit]) -> dict[str, set[str]]:
-    """Each commit's changed paths against its first parent (all of a root's), in one
-    `git diff-tree --stdin`."""
+    """Each commit's changed paths against each of its parents (all of a root's), in one
+    `git diff-tree --stdin`: a merge that keeps its own side of a conflict changes nothing
+    against its first parent but undoes the remote's work against the other (found by an
+    agent trial)."""
     if not commits:
         return {}
-    lines = "".join(f"{c.oid} {c.parents[0]}\n" if c.parents else f"{c.oid}\n" for c in commits)
+    lines = "".join(
+        "".join(f"{c.oid} {parent}\n" for parent in c.parents) if c.parents else f"{c.oid}\n"
+        for c in commits
+    )
     listing = gitio.out(
         ["diff-tree", "--stdin", "--root", "-r", "--no-renames", "--name-only", "-z"],
         ctx.root,

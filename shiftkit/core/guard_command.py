@@ -34,7 +34,12 @@ from shiftkit.core.guard_shell import (
     simple_commands,
     split,
 )
-from shiftkit.core.guard_trailers import PERSON_TRAILER, export_reason, trailer_reason
+from shiftkit.core.guard_trailers import (
+    MACHINE_TRAILER,
+    PERSON_TRAILER,
+    export_reason,
+    trailer_reason,
+)
 
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
 
@@ -60,7 +65,7 @@ def _check_line(command: str, site: Site, depth: int) -> str | None:
     output: str | None = None
     walk = Walk(site.cwd)
     commands = simple_commands(scanned.line, scanned.heredocs)
-    names_trailer = PERSON_TRAILER.search(command) is not None
+    names_trailer = any(p.search(command) for p in (PERSON_TRAILER, MACHINE_TRAILER))
     for simple in commands:  # the worktrees this line makes are this project's (0063)
         _, argv = unwrap(simple.words, None)
         if argv and os.path.basename(argv[0]) == "git" and subcommand(argv[1:]) == "worktree":

@@ -14,9 +14,12 @@ from __future__ import annotations
 import re
 
 from shiftkit.core.guard_options import Options, abbreviates
-from shiftkit.core.messages import PERSON_TRAILERS
+from shiftkit.core.messages import MACHINE_TRAILERS, PERSON_TRAILERS
 
 PERSON_TRAILER = re.compile("|".join(re.escape(key) for key in PERSON_TRAILERS), re.IGNORECASE)
+# shiftkit's own trailers: a plain commit carrying `Shiftkit-Claim` would pass for the work of
+# a claim, which the publish gate does not re-verify (decision record 0056).
+MACHINE_TRAILER = re.compile("|".join(re.escape(key) for key in MACHINE_TRAILERS), re.IGNORECASE)
 # git subcommands that write a commit message shiftkit reads (tags and notes it never reads).
 WRITES_MESSAGE = {"commit", "merge", "commit-tree", "am", "revert", "cherry-pick", "pull"}
 EDITORS = ("GIT_EDITOR", "EDITOR", "VISUAL", "GIT_SEQUENCE_EDITOR")
@@ -36,6 +39,12 @@ def trailer_reason(command: str, sub: str) -> str | None:
     """Why this line, which runs `git SUB`, must not: it names a person trailer."""
     if sub in WRITES_MESSAGE and PERSON_TRAILER.search(command):
         return f"this `git {sub}` names a person trailer; {TRAILER_IS_A_PERSONS}"
+    if sub in WRITES_MESSAGE and MACHINE_TRAILER.search(command):
+        return (
+            f"this `git {sub}` names one of shiftkit's own trailers (Shiftkit-Claim, "
+            f"Shiftkit-Feature, Shiftkit-Verified), which only `shiftkit finish` and `revert` "
+            f"write; commit without it"
+        )
     return None
 
 
