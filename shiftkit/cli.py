@@ -429,6 +429,10 @@ def _say(text: str) -> None:
     click.echo(text)
 
 
+def _warn(text: str) -> None:
+    click.echo(text, err=True)
+
+
 @cli.command()
 @click.option(
     "--brief", is_flag=True, help="At most 2,000 bytes: for the agent harness's session start."
@@ -452,41 +456,9 @@ def _say(text: str) -> None:
 def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness: str) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
-    from shiftkit.core import harness as harnesses
-    from shiftkit.core import orientation
-    from shiftkit.edge import session
 
-    text = _stdin_text() if hook_input else ""
-    skipped = orientation.skip_checks_for(text) if hook_input else None
-    check = not no_check and skipped is None
-    try:
-        ctx = _context()
-        named = session.hook_session(text) if hook_input else None
-        if named is not None:  # the harness's own id names this session's claims and usage
-            session.record_session(ctx.git_dir, named)
-        transcript = session.hook_field(text, "transcript_path") if hook_input else None
-        if transcript is not None:  # (Claude Code's transcript or Codex's rollout: its
-            from shiftkit.edge import ledger  # usage is recorded at each unit boundary)
-
-            ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
-        code = startup.start(ctx, brief, as_json, check, _say, skipped, harness)
-        if not hook_input:  # (a person at a terminal: would Codex run this project's hooks?)
-            from shiftkit.edge import codex_trust
-
-            advice = codex_trust.line(ctx.root)
-            if advice:
-                click.echo(f"shiftkit: {advice}", err=True)
-        return code
-    except ShiftkitError as exc:
-        if not hook_input:
-            raise
-        # A SessionStart hook cannot stop the session, and only its standard output reaches
-        # the model: say there what is broken, so the session starts by repairing it.
-        reason = orientation.clip(one_line(exc.message), 1500)
-        line = f"shiftkit: start could not orient this session: {reason}"
-        click.echo(harnesses.plain_for(harness, "SessionStart", line))
-        click.echo(f"shiftkit: {one_line(exc.message)}", err=True)
-        return OK
+    text = _stdin_text() if hook_input else None
+    return startup.start_cmd(text, brief, as_json, no_check, harness, _say, _warn)
 
 
 @cli.command()
@@ -931,14 +903,8 @@ def report(output: Path | None, as_json: bool) -> int:
     it): burn-up, cost per passing feature over time, each feature's attempts, time and
     spend, the claims now and the last check; each chart with a table of its numbers."""
     from shiftkit.commands import report as report_mod
-    from shiftkit.edge import codex_trust
 
-    ctx = _context()
-    code = report_mod.report_cmd(ctx, output, as_json, _say)
-    advice = codex_trust.line(ctx.root)  # (the page's figures lack a Codex that ran no hooks)
-    if advice:
-        click.echo(f"shiftkit: {advice}", err=True)
-    return code
+    return report_mod.report_and_advise(_context(), output, as_json, _say, _warn)
 
 
 @cli.group(cls=Group)
@@ -1125,25 +1091,8 @@ def setup(force: bool, trust_installation: bool) -> int:
     the merge drivers of features.json and the progress log (only what is missing; running
     it again changes nothing)."""
     from shiftkit.commands import setup as setup_mod
-    from shiftkit.edge import gitio, installation
 
-    root = project.find().root
-    common = gitio.common_dir(root)
-    problem = None if trust_installation else installation.problem(common)
-    done = setup_mod.setup(root, common, force, trust_installation)
-    for line in done:
-        click.echo(f"installed {line}")
-    if problem:
-        click.echo(f"shiftkit: {problem}", err=True)
-        return REFUSED
-    if not done:
-        click.echo("setup: nothing to do, the hooks and the merge drivers are in place")
-    from shiftkit.edge import codex_trust
-
-    advice = codex_trust.line(root)
-    if advice:
-        click.echo(f"shiftkit: {advice}", err=True)
-    return OK
+    return setup_mod.setup_cmd(force, trust_installation, _say, _warn)
 
 
 @cli.command("install-hooks")
