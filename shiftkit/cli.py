@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,20 +10,12 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from shiftkit import __version__
-from shiftkit.commands import views
-from shiftkit.core import features
-from shiftkit.core.errors import OK, REFUSED, USAGE, BadInput, ShiftkitError, one_line
-from shiftkit.edge import project
+from shiftkit.core.errors import OK, REFUSED, USAGE, ShiftkitError, one_line
 
 if TYPE_CHECKING:
     from click.shell_completion import CompletionItem
 
-    from shiftkit.core.guard_paths import Grounds, Site
     from shiftkit.edge.context import Context
-
-
-def _emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, ensure_ascii=False))
 
 
 def _stdin_text() -> str:
@@ -190,10 +181,9 @@ def new(
     package was built from."""
     from shiftkit.commands import render, scaffold
 
-    data = render.parse_data(data_pairs)
     scaffold.new(
         directory,
-        data,
+        render.parse_data(data_pairs),
         defaults=defaults,
         features_file=features_file,
         template=template,
@@ -218,12 +208,8 @@ def bootstrap(
     """The template's task: git init, import, install hooks, first commit; or, given copier's
     operation and template, the adoption or merge of shiftkit's part (decision 0037)."""
     from shiftkit.commands import bootstrap as task
-    from shiftkit.commands import template_task
 
-    if operation:
-        template_task.run(Path.cwd(), operation, template, template_ref, features_import, quiet)
-    else:
-        task.bootstrap(Path.cwd(), features_import)
+    task.task(Path.cwd(), operation, template, template_ref, features_import, quiet)
     return OK
 
 
@@ -231,15 +217,9 @@ def bootstrap(
 @click.argument("path", required=False, type=click.Path(path_type=Path))
 def validate(path: Path | None) -> int:
     """Check the feature list (or PATH) against the packaged schema."""
-    if path is None:
-        proj = project.find()
-        feature_list = project.read_features(proj)
-        name = proj.config.features
-    else:
-        text = project.read_text(path, str(path), "give the path of a feature list")
-        feature_list = features.loads(text, str(path))
-        name = str(path)
-    click.echo(f"{name}: valid, {len(feature_list.features)} features")
+    from shiftkit.commands import definitions
+
+    definitions.validate(path, _say)
     return OK
 
 
@@ -250,24 +230,9 @@ def validate(path: Path | None) -> int:
 def status(as_json: bool) -> int:
     """Counts (a progress bar on a terminal, plain when piped), the blocked and claimed
     features, and what is next (of the list committed at HEAD: the one the rules stand on)."""
-    from shiftkit.commands import cost as cost_mod
     from shiftkit.commands import upcoming
-    from shiftkit.edge import regression, session
 
-    ctx = _context()
-    listing = regression.committed_listing(ctx)
-    view = upcoming.outlook(ctx, listing.features)
-    options = view.next(1)
-    data = views.status_data(
-        listing, view.taken, options[0] if options else None, view.lines, session.now()
-    )
-    line = cost_mod.status_line(ctx)
-    if as_json:
-        _emit_json({**data, "cost": line})
-    else:
-        click.echo(views.status_text(data, terminal=sys.stdout.isatty()))
-        if line:
-            click.echo(line)
+    upcoming.status_cmd(_context(), as_json, sys.stdout.isatty(), _say)
     return OK
 
 
@@ -276,43 +241,8 @@ def status(as_json: bool) -> int:
 def next_(as_json: bool) -> int:
     """The feature the protocol picks now (from the list committed at HEAD)."""
     from shiftkit.commands import upcoming
-    from shiftkit.edge import regression
 
-    ctx = _context()
-    listing = regression.committed_listing(ctx)
-    view = upcoming.outlook(ctx, listing.features)
-    feature_list, claimed = view.feature_list, view.taken
-    options = view.next(1)
-    chosen = options[0] if options else None
-    marked = features.all_pass(feature_list)
-    if as_json:
-        _emit_json(
-            {
-                "next": features.feature_to_dict(chosen) if chosen else None,
-                "all_pass": marked and listing.checked,
-                "all_marked_passing": marked,
-                "uncommitted_edit": listing.edited is not None,
-                "notes": list(view.lines),
-            }
-        )
-        return OK if chosen is not None or marked else REFUSED
-    for note in view.lines:
-        click.echo(note)
-    if listing.edited:
-        click.echo(listing.edited)
-    if chosen is not None:
-        click.echo(views.feature_text(chosen, ctx.config.verify))
-    elif marked:
-        click.echo(features.all_pass_message(feature_list, listing.checked))
-    else:
-        c = features.counts(feature_list, claimed)
-        click.echo(
-            f"no feature can be picked: {c.open} open ({c.claimed} claimed, the rest waiting "
-            f"on dependencies), {c.blocked} blocked — a person must unblock or finish them"
-        )
-    if chosen is None and not marked:
-        return REFUSED
-    return OK
+    return upcoming.next_cmd(_context(), as_json, _say)
 
 
 @cli.command()
@@ -320,13 +250,9 @@ def next_(as_json: bool) -> int:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def show(feature_id: str, as_json: bool) -> int:
     """One feature in full."""
-    proj = project.find()
-    feature_list = project.read_features(proj)
-    feature = features.require(feature_list, feature_id, proj.config.features)
-    if as_json:
-        _emit_json(features.feature_to_dict(feature))
-    else:
-        click.echo(views.feature_text(feature, proj.config.verify))
+    from shiftkit.commands import definitions
+
+    definitions.show(feature_id, as_json, _say)
     return OK
 
 
@@ -369,30 +295,18 @@ def add(
     oracle_paths: tuple[str, ...],
 ) -> int:
     """Append a feature to the list (the only change to definitions allowed)."""
-    proj = project.find()
-    feature_list = project.read_features(proj)
-    new_id = feature_id or features.next_free_id(feature_list)
-    if feature_list.get(new_id) is not None:
-        raise BadInput(f"--id {new_id!r}: already used in {proj.config.features}; pick another id")
-    feature = features.Feature(
-        id=new_id,
-        category=category,
-        description=description,
-        steps=steps,
-        verify=verify_cmd,
-        core=core,
-        depends_on=depends_on,
-        oracle=oracle_paths,
-    )
-    text = features.dumps(feature_list.append(feature))
-    try:
-        checked = features.loads(text, proj.config.features)
-    except BadInput as exc:
-        raise BadInput(f"the new feature is invalid: {exc.message}") from None
-    project.write_features(proj, checked)
-    click.echo(
-        f"added {new_id}: {description} (not committed yet: commit {proj.config.features}, "
-        f'e.g. `git commit -m "Add {new_id}" {proj.config.features}`)'
+    from shiftkit.commands import definitions
+
+    definitions.add(
+        feature_id,
+        description,
+        steps,
+        verify_cmd,
+        category,
+        core,
+        depends_on,
+        oracle_paths,
+        _say,
     )
     return OK
 
@@ -408,14 +322,8 @@ def add(
 def import_(source: Path, output: Path | None) -> int:
     """Convert a feature list (legacy bare array or current) to the current format."""
     from shiftkit.commands import bootstrap
-    from shiftkit.edge.atomic import atomic_write
 
-    text = features.dumps(bootstrap.read_import(source))
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        atomic_write(output, text)
-        click.echo(f"wrote {output}", err=True)
+    bootstrap.import_cmd(source, output, _write, _warn)
     return OK
 
 
@@ -427,6 +335,14 @@ def _context() -> Context:
 
 def _say(text: str) -> None:
     click.echo(text)
+
+
+def _warn(text: str) -> None:
+    click.echo(text, err=True)
+
+
+def _write(text: str) -> None:
+    click.echo(text, nl=False)
 
 
 @cli.command()
@@ -452,41 +368,9 @@ def _say(text: str) -> None:
 def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness: str) -> int:
     """The session-start routine: where we are, what to do, and the checks."""
     from shiftkit.commands import start as startup
-    from shiftkit.core import harness as harnesses
-    from shiftkit.core import orientation
-    from shiftkit.edge import session
 
-    text = _stdin_text() if hook_input else ""
-    skipped = orientation.skip_checks_for(text) if hook_input else None
-    check = not no_check and skipped is None
-    try:
-        ctx = _context()
-        named = session.hook_session(text) if hook_input else None
-        if named is not None:  # the harness's own id names this session's claims and usage
-            session.record_session(ctx.git_dir, named)
-        transcript = session.hook_field(text, "transcript_path") if hook_input else None
-        if transcript is not None:  # (Claude Code's transcript or Codex's rollout: its
-            from shiftkit.edge import ledger  # usage is recorded at each unit boundary)
-
-            ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
-        code = startup.start(ctx, brief, as_json, check, _say, skipped, harness)
-        if not hook_input:  # (a person at a terminal: would Codex run this project's hooks?)
-            from shiftkit.edge import codex_trust
-
-            advice = codex_trust.line(ctx.root)
-            if advice:
-                click.echo(f"shiftkit: {advice}", err=True)
-        return code
-    except ShiftkitError as exc:
-        if not hook_input:
-            raise
-        # A SessionStart hook cannot stop the session, and only its standard output reaches
-        # the model: say there what is broken, so the session starts by repairing it.
-        reason = orientation.clip(one_line(exc.message), 1500)
-        line = f"shiftkit: start could not orient this session: {reason}"
-        click.echo(harnesses.plain_for(harness, "SessionStart", line))
-        click.echo(f"shiftkit: {one_line(exc.message)}", err=True)
-        return OK
+    text = _stdin_text() if hook_input else None
+    return startup.start_cmd(text, brief, as_json, no_check, harness, _say, _warn)
 
 
 @cli.command()
@@ -546,24 +430,7 @@ def claims_cmd(as_json: bool) -> int:
     marked."""
     from shiftkit.commands import claims
 
-    rows = claims.listing(_context())
-    if as_json:
-        _emit_json(rows)
-    elif not rows:
-        click.echo("no claims")
-    for row in rows if not as_json else []:
-        stale = f"  STALE? {row['stale']}" if row["stale"] else ""
-        where = f" [{row['where']}]" if row["where"] != "here" else ""
-        if "broken" in row:
-            click.echo(
-                f"{row['id']}  PLANTED OR FOREIGN: {row['broken']} (not a claim shiftkit "
-                f"wrote){where}; a person releases it with `shiftkit release {row['id']} --steal`"
-            )
-            continue
-        click.echo(
-            f"{row['id']}  session {row.get('session', '?')} in {row.get('worktree', '?')} "
-            f"since {row.get('taken', '?')}, last heartbeat {row['heartbeat']}{where}{stale}"
-        )
+    claims.listing_cmd(_context(), as_json, _say)
     return OK
 
 
@@ -705,16 +572,7 @@ def decide(title: str, why: str, rejected: tuple[str, ...], decision: str | None
     """Write the next decision record and its index line."""
     from shiftkit.commands import decisions
 
-    proj = project.find()
-    # A number free here and on the remote's branch: records written on two branches at
-    # once do not collide when they meet.
-    ref = decisions.shared_ref(proj.root, proj.config.claims.remote)
-    elsewhere = decisions.numbers_at(proj.root, ref, proj.config.decisions)
-    path = decisions.decide(
-        proj.decisions_path, title, why, list(rejected), decision, elsewhere=elsewhere
-    )
-    click.echo(f"wrote {path.relative_to(proj.root)}")
-    decisions.commit_record(_context(), path, title, _say)
+    decisions.decide_cmd(title, why, list(rejected), decision, _say)
     return OK
 
 
@@ -728,14 +586,7 @@ def renumber_decisions(against: str | None) -> int:
     """Renumber this branch's decision records whose numbers REF gives to other records."""
     from shiftkit.commands import decisions
 
-    proj = project.find()
-    ref = against or decisions.shared_ref(proj.root, proj.config.claims.remote)
-    if ref is None:
-        raise BadInput("no remote branch to compare with; name one with --against REF")
-    moves = decisions.renumber(proj.root, proj.decisions_path, ref)
-    for old, new in moves:
-        click.echo(f"renamed {old} -> {new}")
-    click.echo("nothing to renumber" if not moves else "review and commit the renamed records")
+    decisions.renumber_cmd(against, _say)
     return OK
 
 
@@ -753,16 +604,7 @@ def stop_check() -> int:
     """Stop hook (Claude Code, Codex CLI): exit 2 on the first stop while the tree is dirty."""
     from shiftkit.commands import shift
 
-    hook_input = _stdin_text()
-    try:
-        return shift.stop_check(_context(), hook_input, lambda text: click.echo(text, err=True))
-    except ShiftkitError as exc:
-        # It must never trap an agent: when it cannot decide, the session may stop.
-        click.echo(
-            f"shiftkit: stop-check cannot decide ({exc.message}); letting the session stop",
-            err=True,
-        )
-        return OK
+    return shift.stop_check_cmd(_stdin_text(), _warn)
 
 
 @cli.command()
@@ -808,95 +650,17 @@ def audit(
     another clone: `shiftkit audit --reverify origin/BRANCH`, then merge or check it out)."""
     from shiftkit.commands import audit as audit_mod
 
-    ctx = _context()
-    selected = audit_mod.commits_in(ctx.root, since, ctx.config.features, rev)
-    # What a verdict may cover is fixed before any judged code runs: a verifier runs in a
-    # worktree of this repository and can move REV (decision record 0045).
-    tip = audit_mod.tip_oid(ctx.root, rev)
-    todo = audit_mod.unjudged(ctx, tip) if reverify and since is None and tip else []
-
-    def say(text: str) -> None:
-        click.echo(text, err=True)
-
-    findings = audit_mod.audit_commits(ctx, selected, reverify, say, isolated)
-    if todo and not any(f.violations for f in findings):
-        # Every commit up to REV passed, re-verified: judged here (decision record 0043) —
-        # and those outside protocol history too, as the reference-transaction hook would
-        # judge them (0045); they decide the record only, not this audit's verdict.
-        _, outside = audit_mod.outside_scope(ctx, todo, selected, say, isolated)
-        broken = [f for f in outside if f.violations]
-        if broken:
-            say(
-                f"shiftkit: not recorded as judged here: {broken[0].commit[:7]}, outside "
-                f"the protocol's history from {rev or 'HEAD'}, breaks a rule "
-                f"({broken[0].violations[0]})"
-            )
-        else:
-            audit_mod.record_judged(ctx, todo)
-    if people:
-        table, refused = audit_mod.people_summary(ctx.root, findings, ctx.config.people.policy)
-        click.echo(table, nl=False)
-        return REFUSED if refused else OK
-    if as_json:
-        _emit_json(audit_mod.as_json(findings, len(selected)))
-    else:
-        click.echo(audit_mod.render(findings, len(selected)))
-    if any(f.violations for f in findings):
-        return REFUSED
-    return REFUSED if strict and any(f.person_actions for f in findings) else OK
-
-
-def _guard_project(cwd: str | None) -> tuple[Path | None, str | Site]:
-    """The project root and the names the guard protects, or (None, the default list name)."""
-    from shiftkit.core.guard_paths import Site
-    from shiftkit.core.ledger import LEDGER_FILE
-
-    try:
-        proj = project.find(cwd)
-    except (ShiftkitError, OSError, ValueError):
-        return None, "features.json"
-    try:  # every tool call is a sign of life: the claim's heartbeat
-        from shiftkit.edge import gitio, remote
-
-        git_dir, common = gitio.git_dirs(proj.root)
-        remote.keep_alive(proj.root, git_dir, common, proj.config.claims)
-    except (ShiftkitError, OSError, ValueError):
-        pass
-    cfg = proj.config
-    records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
-    return proj.root, Site(cfg.features, records, None, None, *_guard_ground(proj.root))
-
-
-def _guard_ground(root: Path) -> tuple[Grounds, Callable[[str], bool]]:
-    """Rule 14's ground at HEAD for the guard, read when first needed, and whether a path is
-    committed at HEAD."""
-    from shiftkit.core.guard_paths import Grounds
-    from shiftkit.edge import protection
-
-    return (
-        Grounds(lambda: protection.head_ground(root)),
-        lambda path: protection.committed(root, path),
+    return audit_mod.audit_cmd(
+        _context(), since, reverify, strict, isolated, as_json, people, rev, _say, _warn
     )
 
 
 @cli.command()
 def guard() -> int:
     """PreToolUse hook (Claude Code, Codex CLI): deny the ways around the commit hooks."""
-    import os
-
     from shiftkit.commands import guard as guard_mod
 
-    raw = b"" if sys.stdin.isatty() else sys.stdin.buffer.read()
-    try:
-        seconds = float(os.environ.get("SHIFTKIT_GUARD_DEADLINE", guard_mod.DEADLINE))
-    except ValueError:
-        seconds = guard_mod.DEADLINE
-    if not 0 < seconds <= guard_mod.DEADLINE:  # (nan too) a test may shorten it, never lengthen
-        seconds = guard_mod.DEADLINE
-    code, message = guard_mod.run_with_deadline(raw, _guard_project, seconds)
-    if message:
-        click.echo(message, err=True)
-    return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model
+    return guard_mod.guard_cmd(b"" if sys.stdin.isatty() else sys.stdin.buffer.read(), _warn)
 
 
 @cli.command(short_help="What the work cost: tokens, money, and the cost per passing feature.")
@@ -931,14 +695,8 @@ def report(output: Path | None, as_json: bool) -> int:
     it): burn-up, cost per passing feature over time, each feature's attempts, time and
     spend, the claims now and the last check; each chart with a table of its numbers."""
     from shiftkit.commands import report as report_mod
-    from shiftkit.edge import codex_trust
 
-    ctx = _context()
-    code = report_mod.report_cmd(ctx, output, as_json, _say)
-    advice = codex_trust.line(ctx.root)  # (the page's figures lack a Codex that ran no hooks)
-    if advice:
-        click.echo(f"shiftkit: {advice}", err=True)
-    return code
+    return report_mod.report_and_advise(_context(), output, as_json, _say, _warn)
 
 
 @cli.group(cls=Group)
@@ -1125,25 +883,8 @@ def setup(force: bool, trust_installation: bool) -> int:
     the merge drivers of features.json and the progress log (only what is missing; running
     it again changes nothing)."""
     from shiftkit.commands import setup as setup_mod
-    from shiftkit.edge import gitio, installation
 
-    root = project.find().root
-    common = gitio.common_dir(root)
-    problem = None if trust_installation else installation.problem(common)
-    done = setup_mod.setup(root, common, force, trust_installation)
-    for line in done:
-        click.echo(f"installed {line}")
-    if problem:
-        click.echo(f"shiftkit: {problem}", err=True)
-        return REFUSED
-    if not done:
-        click.echo("setup: nothing to do, the hooks and the merge drivers are in place")
-    from shiftkit.edge import codex_trust
-
-    advice = codex_trust.line(root)
-    if advice:
-        click.echo(f"shiftkit: {advice}", err=True)
-    return OK
+    return setup_mod.setup_cmd(force, trust_installation, _say, _warn)
 
 
 @cli.command("install-hooks")
@@ -1154,9 +895,7 @@ def install_hooks(force: bool) -> int:
     """Install plain git hook shims (for repositories without the pre-commit framework)."""
     from shiftkit.commands import install
 
-    proj = project.find()
-    for path in install.install(proj.root, force):
-        click.echo(f"installed {path}")
+    install.install_cmd(force, _say)
     return OK
 
 

@@ -366,3 +366,54 @@ def people_summary(root: Path, findings: list[Finding], policy: str) -> tuple[st
             cells = (short(finding.commit), author, signature, action)
             lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n", refused and policy == "signed"
+
+
+def audit_cmd(
+    ctx: Context,
+    since: str | None,
+    reverify: bool,
+    strict: bool,
+    isolated: bool,
+    machine: bool,
+    people: bool,
+    rev: str | None,
+    say: Callable[[str], None],
+    warn: Callable[[str], None],
+) -> int:
+    """`shiftkit audit`: judge every commit up to `rev`, report on `say` (progress on `warn`);
+    1 when a rule is broken (with `strict`, a person action too; with `people`, one refused)."""
+    import json
+
+    from shiftkit.core.errors import OK, REFUSED
+
+    selected = commits_in(ctx.root, since, ctx.config.features, rev)
+    # What a verdict may cover is fixed before any judged code runs: a verifier runs in a
+    # worktree of this repository and can move REV (decision record 0045).
+    tip = tip_oid(ctx.root, rev)
+    todo = unjudged(ctx, tip) if reverify and since is None and tip else []
+    findings = audit_commits(ctx, selected, reverify, warn, isolated)
+    if todo and not any(f.violations for f in findings):
+        # Every commit up to REV passed, re-verified: judged here (decision record 0043) —
+        # and those outside protocol history too, as the reference-transaction hook would
+        # judge them (0045); they decide the record only, not this audit's verdict.
+        _, outside = outside_scope(ctx, todo, selected, warn, isolated)
+        broken = [f for f in outside if f.violations]
+        if broken:
+            warn(
+                f"shiftkit: not recorded as judged here: {broken[0].commit[:7]}, outside "
+                f"the protocol's history from {rev or 'HEAD'}, breaks a rule "
+                f"({broken[0].violations[0]})"
+            )
+        else:
+            record_judged(ctx, todo)
+    if people:
+        table, refused = people_summary(ctx.root, findings, ctx.config.people.policy)
+        say(table.removesuffix("\n"))  # (the table ends in its newline)
+        return REFUSED if refused else OK
+    if machine:
+        say(json.dumps(as_json(findings, len(selected)), indent=2, ensure_ascii=False))
+    else:
+        say(render(findings, len(selected)))
+    if any(f.violations for f in findings):
+        return REFUSED
+    return REFUSED if strict and any(f.person_actions for f in findings) else OK

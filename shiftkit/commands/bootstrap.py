@@ -4,6 +4,7 @@ the hooks, and the scaffold's (or the adoption's) first commit."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from shiftkit.core import features
@@ -154,3 +155,36 @@ def adopted_already(destination: Path) -> None:
         f"hooks set up, nothing committed: review the re-rendered files (`git diff`) and "
         f"commit what you keep"
     )
+
+
+def task(
+    destination: Path,
+    operation: str,
+    template: str,
+    template_ref: str,
+    features_import: str,
+    quiet: bool,
+) -> None:
+    """The template's task (`shiftkit bootstrap`): given copier's `operation`, the adoption or
+    merge of shiftkit's part (`template_task`, decision 0037); else `bootstrap`."""
+    if operation:
+        from shiftkit.commands import template_task
+
+        template_task.run(destination, operation, template, template_ref, features_import, quiet)
+    else:
+        bootstrap(destination, features_import)
+
+
+def import_cmd(
+    source: Path, output: Path | None, write: Callable[[str], None], warn: Callable[[str], None]
+) -> None:
+    """`shiftkit import`: `source` in the current format, written as is on `write` (standard
+    output) or to `output` (said on `warn`)."""
+    from shiftkit.edge.atomic import atomic_write
+
+    text = features.dumps(read_import(source))
+    if output is None:
+        write(text)
+    else:
+        atomic_write(output, text)
+        warn(f"wrote {output}")

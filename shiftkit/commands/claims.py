@@ -925,3 +925,28 @@ def _last_beat(ctx: Context, held: claims.Claim) -> str:
     if held.record is None:
         return "?"
     return held.record.last_beat(session.seen(ctx.common_dir, held.oid))
+
+
+def listing_cmd(ctx: Context, as_json: bool, say: Say) -> None:
+    """`shiftkit claims`: every claim (`listing`), one line each or as JSON."""
+    rows = listing(ctx)
+    if as_json:
+        import json
+
+        say(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        say("no claims")
+    for row in rows:
+        stale = f"  STALE? {row['stale']}" if row["stale"] else ""
+        where = f" [{row['where']}]" if row["where"] != "here" else ""
+        if "broken" in row:
+            say(
+                f"{row['id']}  PLANTED OR FOREIGN: {row['broken']} (not a claim shiftkit "
+                f"wrote){where}; a person releases it with `shiftkit release {row['id']} --steal`"
+            )
+            continue
+        say(
+            f"{row['id']}  session {row.get('session', '?')} in {row.get('worktree', '?')} "
+            f"since {row.get('taken', '?')}, last heartbeat {row['heartbeat']}{where}{stale}"
+        )

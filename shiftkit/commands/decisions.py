@@ -169,3 +169,36 @@ def commit_record(ctx: Context, path: Path, title: str, say: Callable[[str], Non
         say(f"written, not committed: {refused.message}; commit {name} and {index} yourself")
         return
     say(f"committed {name} in {short(head)}")
+
+
+def decide_cmd(
+    title: str, why: str, rejected: list[str], decision: str | None, say: Callable[[str], None]
+) -> None:
+    """`shiftkit decide` in the project found from here: write the next record and its
+    index line, then commit them."""
+    from shiftkit.edge import project
+    from shiftkit.edge.context import open_context
+
+    proj = project.find()
+    # A number free here and on the remote's branch: records written on two branches at
+    # once do not collide when they meet.
+    ref = shared_ref(proj.root, proj.config.claims.remote)
+    elsewhere = numbers_at(proj.root, ref, proj.config.decisions)
+    path = decide(proj.decisions_path, title, why, rejected, decision, elsewhere=elsewhere)
+    say(f"wrote {path.relative_to(proj.root)}")
+    commit_record(open_context(), path, title, say)
+
+
+def renumber_cmd(against: str | None, say: Callable[[str], None]) -> None:
+    """`shiftkit renumber-decisions`: renumber against `against` (default: the remote's copy
+    of this branch), saying each rename."""
+    from shiftkit.edge import project
+
+    proj = project.find()
+    ref = against or shared_ref(proj.root, proj.config.claims.remote)
+    if ref is None:
+        raise BadInput("no remote branch to compare with; name one with --against REF")
+    moves = renumber(proj.root, proj.decisions_path, ref)
+    for old, new in moves:
+        say(f"renamed {old} -> {new}")
+    say("nothing to renumber" if not moves else "review and commit the renamed records")

@@ -34,6 +34,7 @@ from shiftkit.core.guard_files import (
 from shiftkit.core.guard_patch import check_patch, looks_like_patch
 from shiftkit.core.guard_paths import (
     INSTEAD,
+    Grounds,
     Site,
     label,
     path_kind,
@@ -292,3 +293,51 @@ def run_hook(
     if reason is None:
         return 0, ""
     return 2, "shiftkit guard: " + " ".join(reason.split())
+
+
+def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
+    """The project root and the names the guard protects, or (None, the default list name)."""
+    from shiftkit.core.errors import ShiftkitError
+    from shiftkit.core.ledger import LEDGER_FILE
+    from shiftkit.edge import project
+
+    try:
+        proj = project.find(cwd)
+    except (ShiftkitError, OSError, ValueError):
+        return None, "features.json"
+    try:  # every tool call is a sign of life: the claim's heartbeat
+        from shiftkit.edge import gitio, remote
+
+        git_dir, common = gitio.git_dirs(proj.root)
+        remote.keep_alive(proj.root, git_dir, common, proj.config.claims)
+    except (ShiftkitError, OSError, ValueError):
+        pass
+    cfg = proj.config
+    records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
+    return proj.root, Site(cfg.features, records, None, None, *_guard_ground(proj.root))
+
+
+def _guard_ground(root: Path) -> tuple[Grounds, Callable[[str], bool]]:
+    """Rule 14's ground at HEAD for the guard, read when first needed, and whether a path is
+    committed at HEAD."""
+    from shiftkit.edge import protection
+
+    return (
+        Grounds(lambda: protection.head_ground(root)),
+        lambda path: protection.committed(root, path),
+    )
+
+
+def guard_cmd(raw: bytes, warn: Callable[[str], None]) -> int:
+    """`shiftkit guard` on the hook's input `raw`: its verdict within the deadline
+    ($SHIFTKIT_GUARD_DEADLINE may shorten it, never lengthen), the reason on `warn`."""
+    try:
+        seconds = float(os.environ.get("SHIFTKIT_GUARD_DEADLINE", DEADLINE))
+    except ValueError:
+        seconds = DEADLINE
+    if not 0 < seconds <= DEADLINE:  # (nan too) a test may shorten it, never lengthen
+        seconds = DEADLINE
+    code, message = run_with_deadline(raw, guard_site, seconds)
+    if message:
+        warn(message)
+    return code  # 2 (USAGE): Claude Code blocks the call and shows the reason to the model

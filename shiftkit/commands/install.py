@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from shiftkit.core.errors import Refused
@@ -145,3 +146,11 @@ def install_pre_commit(root: Path) -> None:
             f"`pre-commit install` failed: {detail[-1] if detail else proc.returncode}; "
             f"is the pre-commit package installed next to shiftkit?"
         )
+
+
+def install_cmd(force: bool, say: Callable[[str], None]) -> None:
+    """`shiftkit install-hooks` in the project found from here, saying each hook installed."""
+    from shiftkit.edge import project
+
+    for path in install(project.find().root, force):
+        say(f"installed {path}")

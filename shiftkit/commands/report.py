@@ -558,3 +558,13 @@ def untracked_in_work_tree(root: Path, output: Path) -> bool:
         check=False,
     )
     return bool(listed.stdout.strip())
+
+
+def report_and_advise(ctx: Context, output: Path | None, as_json: bool, say: Say, warn: Say) -> int:
+    """`shiftkit report`: the report, then the Codex-trust advice on `warn` (the page's
+    figures lack a Codex that ran no hooks)."""
+    from shiftkit.commands import advice
+
+    code = report_cmd(ctx, output, as_json, say)
+    advice.codex_trust(ctx.root, warn)
+    return code

@@ -8,10 +8,14 @@ on every session, so it costs one `git config` and a few small reads.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from shiftkit.commands import install
+from shiftkit.core.errors import OK, REFUSED
 from shiftkit.edge import gitio
+
+Say = Callable[[str], None]
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 AGENT_HOOK = "the interpreter for .shiftkit/hook"
@@ -102,3 +106,24 @@ def setup(
     if AGENT_HOOK in lacking:
         done.append(f"{AGENT_HOOK}: {install.record_interpreter(common_dir)}")
     return done
+
+
+def setup_cmd(force: bool, trust_installation: bool, say: Say, warn: Say) -> int:
+    """`shiftkit setup` in the project found from here: install what is missing, say it, and
+    refuse (1) when the installation judging this clone is not the running one."""
+    from shiftkit.commands import advice
+    from shiftkit.edge import installation, project
+
+    root = project.find().root
+    common = gitio.common_dir(root)
+    problem = None if trust_installation else installation.problem(common)
+    done = setup(root, common, force, trust_installation)
+    for line in done:
+        say(f"installed {line}")
+    if problem:
+        warn(f"shiftkit: {problem}")
+        return REFUSED
+    if not done:
+        say("setup: nothing to do, the hooks and the merge drivers are in place")
+    advice.codex_trust(root, warn)
+    return OK

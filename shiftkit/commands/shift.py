@@ -393,3 +393,16 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
         f"or `shiftkit release` to hand it back, before stopping"
     )
     return 2
+
+
+def stop_check_cmd(hook_input: str, warn: Say) -> int:
+    """`shiftkit stop-check` (`stop_check`), which must never trap an agent: when it cannot
+    decide, the session may stop (0, the reason on `warn`)."""
+    from shiftkit.core.errors import OK, ShiftkitError
+    from shiftkit.edge.context import open_context
+
+    try:
+        return stop_check(open_context(), hook_input, warn)
+    except ShiftkitError as exc:
+        warn(f"shiftkit: stop-check cannot decide ({exc.message}); letting the session stop")
+        return OK

@@ -372,3 +372,50 @@ def start(
     budget = orientation.BRIEF_BUDGET if brief else orientation.FULL_BUDGET
     say(harnesses.session_start(harness, lambda room: orientation.render(data, room), budget))
     return 0
+
+
+def start_cmd(
+    text: str | None,
+    brief: bool,
+    as_json: bool,
+    no_check: bool,
+    harness: str,
+    say: Say,
+    warn: Say,
+) -> int:
+    """`shiftkit start`: `text` is the SessionStart hook's JSON (None: not a hook, a person
+    at a terminal, who also gets the Codex-trust advice). In a hook, a broken project is
+    said on standard output (only that reaches the model) and the exit is 0: a SessionStart
+    hook cannot stop the session, so it starts by repairing it."""
+    from shiftkit.core import harness as harnesses
+    from shiftkit.core.errors import OK, ShiftkitError, one_line
+    from shiftkit.edge import session
+    from shiftkit.edge.context import open_context
+
+    hook_input = text is not None
+    skipped = orientation.skip_checks_for(text) if text is not None else None
+    check = not no_check and skipped is None
+    try:
+        ctx = open_context()
+        named = session.hook_session(text) if text is not None else None
+        if named is not None:  # the harness's own id names this session's claims and usage
+            session.record_session(ctx.git_dir, named)
+        transcript = session.hook_field(text, "transcript_path") if text is not None else None
+        if transcript is not None:  # (Claude Code's transcript or Codex's rollout: its
+            from shiftkit.edge import ledger  # usage is recorded at each unit boundary)
+
+            ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
+        code = start(ctx, brief, as_json, check, say, skipped, harness)
+        if not hook_input:  # (a person at a terminal: would Codex run this project's hooks?)
+            from shiftkit.commands import advice
+
+            advice.codex_trust(ctx.root, warn)
+        return code
+    except ShiftkitError as exc:
+        if not hook_input:
+            raise
+        reason = orientation.clip(one_line(exc.message), 1500)
+        line = f"shiftkit: start could not orient this session: {reason}"
+        say(harnesses.plain_for(harness, "SessionStart", line))
+        warn(f"shiftkit: {one_line(exc.message)}")
+        return OK

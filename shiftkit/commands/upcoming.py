@@ -8,12 +8,15 @@ what `claim` takes (unless someone takes it in between, which `claim` then says)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput
 from shiftkit.edge import claims, gitio, remote, state
 from shiftkit.edge.context import Context
+
+Say = Callable[[str], None]
 
 
 def choose(
@@ -110,3 +113,71 @@ def _list_at(ctx: Context, rev: str) -> features.FeatureList | None:
         return read_features_at(ctx.root, rev, ctx.config.features)
     except BadInput:
         return None
+
+
+def status_cmd(ctx: Context, as_json: bool, terminal: bool, say: Say) -> None:
+    """`shiftkit status` of the list committed at HEAD: counts (a bar on a `terminal`), the
+    blocked and claimed features, what is next, and the cost line."""
+    import json
+
+    from shiftkit.commands import cost as cost_mod
+    from shiftkit.commands import views
+    from shiftkit.edge import regression, session
+
+    listing = regression.committed_listing(ctx)
+    view = outlook(ctx, listing.features)
+    options = view.next(1)
+    data = views.status_data(
+        listing, view.taken, options[0] if options else None, view.lines, session.now()
+    )
+    line = cost_mod.status_line(ctx)
+    if as_json:
+        say(json.dumps({**data, "cost": line}, indent=2, ensure_ascii=False))
+    else:
+        say(views.status_text(data, terminal=terminal))
+        if line:
+            say(line)
+
+
+def next_cmd(ctx: Context, as_json: bool, say: Say) -> int:
+    """`shiftkit next`: the feature the protocol picks now (from the list committed at HEAD);
+    1 when none can be picked and not all are marked passing."""
+    import json
+
+    from shiftkit.commands import views
+    from shiftkit.core.errors import OK, REFUSED
+    from shiftkit.edge import regression
+
+    listing = regression.committed_listing(ctx)
+    view = outlook(ctx, listing.features)
+    feature_list, claimed = view.feature_list, view.taken
+    options = view.next(1)
+    chosen = options[0] if options else None
+    marked = features.all_pass(feature_list)
+    if as_json:
+        data = {
+            "next": features.feature_to_dict(chosen) if chosen else None,
+            "all_pass": marked and listing.checked,
+            "all_marked_passing": marked,
+            "uncommitted_edit": listing.edited is not None,
+            "notes": list(view.lines),
+        }
+        say(json.dumps(data, indent=2, ensure_ascii=False))
+        return OK if chosen is not None or marked else REFUSED
+    for note in view.lines:
+        say(note)
+    if listing.edited:
+        say(listing.edited)
+    if chosen is not None:
+        say(views.feature_text(chosen, ctx.config.verify))
+    elif marked:
+        say(features.all_pass_message(feature_list, listing.checked))
+    else:
+        c = features.counts(feature_list, claimed)
+        say(
+            f"no feature can be picked: {c.open} open ({c.claimed} claimed, the rest waiting "
+            f"on dependencies), {c.blocked} blocked — a person must unblock or finish them"
+        )
+    if chosen is None and not marked:
+        return REFUSED
+    return OK
