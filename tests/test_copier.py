@@ -143,8 +143,13 @@ def test_copier_update_keeps_the_protocol_state_and_passes_the_hooks(v1_project:
     git_ok(v1_project, "add", "-A")
     committed = git(v1_project, "commit", "-m", "Update the scaffold to template v2")
     assert committed.returncode == 0, committed.output
-    audited = shiftkit(v1_project, "audit", "--strict")
+    audited = shiftkit(v1_project, "audit")
     assert audited.returncode == 0, audited.output
+    # The one person action in this history is the fixture's appending of F001 (decision
+    # record 0050): `--strict` refuses that and nothing the update brought.
+    strict = shiftkit(v1_project, "audit", "--strict")
+    assert strict.returncode == 1 and "features added" in strict.output, strict.output
+    assert "Update the scaffold" not in strict.output.split("person actions", 1)[-1]
 
 
 def test_copier_recopy_works_and_commits_nothing(v1_project: Path) -> None:

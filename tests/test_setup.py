@@ -91,7 +91,15 @@ def test_without_the_framework_setup_installs_the_plain_shims(
 ) -> None:
     use_shims(scaffold)
     git_ok(scaffold, "rm", "-q", ".pre-commit-config.yaml")
-    git_ok(scaffold, "commit", "-q", "-m", "Use plain git hooks instead of the framework")
+    git_ok(
+        scaffold,
+        "commit",
+        "-q",
+        "-m",
+        "Use plain git hooks instead of the framework",
+        "-m",
+        "Shiftkit-Override: a person moves the project to plain git hooks",  # (rule 14)
+    )
     clone = clone_of(scaffold, tmp_path)
     done = shiftkit(clone, "setup")
     assert done.returncode == 0, done.output
