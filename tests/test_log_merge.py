@@ -115,14 +115,20 @@ def test_every_entry_of_both_sides_is_kept(
     assert len(added) == len(set(added)) and not set(added) & set(keys(ours))
 
 
+def note(body: str) -> str:
+    """A log entry no rule ties to a change of the list (a demotion entry needs its demotion:
+    rule 5, decision record 0055)."""
+    return progress.format_entry("2026-12-01 18:00 UTC", "F001", "note", "abc1234", body)
+
+
 def test_two_clones_entries_with_one_header_merge(scaffold: Path, tmp_path: Path) -> None:
     """Through real git: the scaffold's attributes and the driver `setup` configures."""
     p = scaffold
     git_ok(p, "checkout", "-q", "-b", "theirs")
-    (p / LOG).write_text(progress.append((p / LOG).read_text(), entry("failed: exit 1")))
+    (p / LOG).write_text(progress.append((p / LOG).read_text(), note("failed: exit 1")))
     git_ok(p, "commit", "-q", "-am", "Note a failure")
     git_ok(p, "checkout", "-q", "-")
-    (p / LOG).write_text(progress.append((p / LOG).read_text(), entry("failed: km unknown")))
+    (p / LOG).write_text(progress.append((p / LOG).read_text(), note("failed: km unknown")))
     git_ok(p, "commit", "-q", "-am", "Note another failure")
     merged = git(p, "merge", "-q", "--no-edit", "theirs")
     assert merged.returncode == 0, merged.output

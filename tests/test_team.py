@@ -108,8 +108,11 @@ def test_the_stop_hook_holds_a_session_until_its_work_is_published(
     ok(two, "finish", "-m", "part one works")  # two's push wins
     _work(one, "one")
     git_ok(one, "add", "one.txt")
-    finished = shiftkit(one, "finish", "-m", "part zero works")  # one's push loses the race
-    assert finished.returncode == 0, finished.output
+    # one's pushes cannot reach the remote (a finish catches up a lost race itself: decision
+    # record 0055), so its finished work stays here and its claim stays held there
+    git_ok(one, "remote", "set-url", "--push", "origin", str(tmp_path / "unreachable.git"))
+    shiftkit(one, "finish", "-m", "part zero works")
+    git_ok(one, "remote", "set-url", "--push", "origin", str(bare))
     assert "F000" in git_ok(bare, "for-each-ref", "refs/shiftkit/claims/")
     stop = shiftkit(one, "stop-check", input=STOP)
     assert stop.returncode == 2, stop.output
