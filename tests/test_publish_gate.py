@@ -277,7 +277,7 @@ def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
     """Found by an agent trial: a merge resolved by keeping our side changes nothing against
     its first parent (only bookkeeping came in), yet against the remote's tip it undoes the
     file a passing feature needs. The gate judges a merge against each of its parents."""
-    bare, one, two = _team(scaffold, tmp_path)
+    bare, _, two = _team(scaffold, tmp_path)
     # two's side: a commit carrying shiftkit's claim trailer (the work of a claim, which the
     # gate trusts) that lost one.txt, taken from before one's finish
     base = git_ok(two, "rev-parse", "HEAD~1").strip()
