@@ -415,8 +415,8 @@ def sync(jobs: int | None) -> int:
     commits are now on the remote ([shiftkit.claims] remote).
 
     Incoming flips are re-verified before the branch moves; before the push, the passing
-    features that commits made outside a claim can break are re-verified, and what fails is
-    demoted in a commit the same push publishes.
+    features the outgoing commits can break are re-verified (whatever their messages say),
+    and what fails is demoted in a commit the same push publishes.
     """
     from shiftkit.commands import claims
 

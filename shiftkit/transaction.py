@@ -293,7 +293,7 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
                 file=sys.stderr,
             )
             return REFUSED
-    # The publish gate (decision record 0056): what commits made outside a claim can break.
+    # The publish gate (decision records 0056, 0075): what the pushed commits can break.
     refusal = outgoing.gate_push(ctx, moves, known)
     if refusal is None:
         return OK

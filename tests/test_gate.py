@@ -48,7 +48,7 @@ def test_a_finish_that_breaks_a_passing_feature_is_refused_naming_it(calc: Path)
     assert refused.returncode == 1, refused.output
     assert "finishing F002 would break F001" in refused.stderr
     assert "fix it, or `shiftkit revert" in refused.stderr
-    assert "F001 passes at HEAD but FAILS on this tree" in refused.stdout
+    assert "F001 is marked passing but FAILS on this tree" in refused.stdout
     assert "assert 6 == 5" in refused.stdout  # (its last lines)
     # Nothing committed: HEAD, the list and the log as they were; the work is still there.
     assert _head(calc) == base and _passing(calc) == {"F000", "F001"}
@@ -57,7 +57,7 @@ def test_a_finish_that_breaks_a_passing_feature_is_refused_naming_it(calc: Path)
     # Fixed, the same finish goes through, F001 verified again beside F002.
     ops.write_text(ops.read_text().replace("a + b + 1", "a + b"))
     done = ok(calc, "finish", "-m", "subtract two numbers")
-    assert "F001 still pass on it" in done
+    assert "F001 still passes on it" in done
     assert _passing(calc) == {"F000", "F001", "F002"}
 
 

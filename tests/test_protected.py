@@ -145,6 +145,9 @@ def test_the_finish_commit_cannot_rewrite_its_test(calc: Path) -> None:
     finished = shiftkit(calc, "finish", "-m", "add two numbers")
     assert finished.returncode != 0, finished.output
     assert "rule 14" in finished.output and "tests/test_add.py" in finished.output
+    # (refused by the plan, before any verifier ran: nothing to wait for, nothing written)
+    assert "running" not in finished.output and "nothing was changed" in finished.output
+    assert git(calc, "status", "--porcelain").stdout.strip() == "M tests/test_add.py"
 
 
 @pytest.mark.parametrize(

@@ -5,10 +5,14 @@ them; every demotion names the commit that broke the feature."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from conftest import git, git_ok, ok, shell_features, shiftkit
 from test_parallel import _machines
+
+from shiftkit.edge import readsets
 
 FEATURE = "F001"
 
@@ -297,3 +301,62 @@ def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
     synced = shiftkit(two, "sync")
     assert "published with this push" in synced.stdout, synced.output
     _never_lies(bare, tmp_path)
+
+
+# -- no message buys trust (decision record 0075) ---------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["sync", "push"])
+def test_a_claim_trailer_on_a_plain_commit_buys_no_trust(
+    scaffold: Path, tmp_path: Path, how: str
+) -> None:
+    """The trailer `finish` writes, written by hand on a commit that breaks F001: the gate
+    judges the commit by what it changes, not by what its message says."""
+    bare, _, two = _team(scaffold, tmp_path)
+    claim = git_ok(two, "rev-parse", "HEAD").strip()
+    git_ok(two, "rm", "-q", "one.txt")
+    message = tmp_path / "message.txt"
+    message.write_text(f"F001: tidy up\n\nShiftkit-Claim: {claim}\n")
+    git_ok(two, "commit", "-q", "-F", str(message))
+    breaking = git_ok(two, "rev-parse", "HEAD").strip()
+    if how == "sync":
+        synced = shiftkit(two, "sync")
+        assert synced.returncode == 0, synced.output
+        assert f"{FEATURE} fails at {breaking[:7]}" in synced.stdout
+    else:
+        pushed = git(two, "push", "-q", "origin", "main")
+        assert pushed.returncode != 0, pushed.output
+        assert f"{FEATURE} fails at {breaking[:7]}" in pushed.stderr
+        assert git(two, "push", "-q", "origin", "main").returncode == 0
+    tips = _never_lies(bare, tmp_path)
+    assert not _passes(bare, tips[-1])
+
+
+def _feature(project: Path, verify: str) -> None:
+    ok(project, "add", "--description", "it works", "--step", "s", "--verify", verify)
+    git_ok(project, "commit", "-q", "-am", "Add a feature")
+
+
+@pytest.mark.parametrize("traced", [True, False])
+def test_finishs_own_push_runs_no_verifier_again(
+    scaffold: Path, tmp_path: Path, traced: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What `finish` verified beside the claimed feature is recorded at the tree it
+    committed: the gate on its own push finds those passes and runs nothing again — also
+    where no read set is known (untraced: every feature affected by every change)."""
+    if not traced:
+        monkeypatch.setenv(readsets.OFF_VARIABLE, "off")
+    _, one, _ = _team(scaffold, tmp_path)
+    runs = tmp_path / "runs"
+    _feature(one, f"echo run >> {runs} && test -f two.txt")
+    ok(one, "claim", "F002")
+    (one / "two.txt").write_text("two\n")
+    ok(one, "finish", "-m", "two.txt exists")
+    _feature(one, "test -f three.txt")
+    ok(one, "claim", "F003")
+    runs.unlink()  # (`claim` re-checks what is unchecked at the new HEAD: not the gate)
+    (one / "three.txt").write_text("three\n")
+    (one / "two.txt").write_text("two, changed\n")  # (F002's subject: re-verified beside)
+    finished = ok(one, "finish", "-m", "three.txt exists")
+    assert re.search(r"F002[^;]* still pass", finished) and "claim released" in finished
+    assert runs.read_text().count("run") == 1, finished

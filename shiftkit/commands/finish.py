@@ -57,7 +57,8 @@ def release(ctx: Context, ending: str) -> str:
 def _done_line(plan: finish_plan.FinishPlan, verdict: gate.Verdict, head: str, ending: str) -> str:
     also = ""
     if verdict.checked:
-        also += f"; {', '.join(verdict.checked)} still pass on it"
+        verb = "passes" if len(verdict.checked) == 1 else "pass"
+        also += f"; {', '.join(verdict.checked)} still {verb} on it"
     if plan.repaired:
         also += f"; re-marked {', '.join(plan.repaired)} passing (repaired by this change)"
     return (

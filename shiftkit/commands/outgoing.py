@@ -1,9 +1,10 @@
-"""The publish gate (decision record 0056): a push that would publish commits made outside a
-claim — plain commits, merges — first re-verifies, at the tip it publishes, the passing
-features those commits can break. A failure is demoted in a commit on top of that tip, which
-`sync` publishes with the same push and a plain `git push` asks to be pushed again (a
-pre-push hook cannot change what is pushed), so the remote's branch never takes a tip whose
-list says a feature passes that fails there. `sync` and the pre-push hook call it."""
+"""The publish gate (decision records 0056, 0075): a push re-verifies first, at the tip it
+publishes, the passing features its commits can break — whatever their messages say: no
+trailer makes a commit trusted, only a pass recorded at the tip's own tree. A failure is
+demoted in a commit on top of that tip, which `sync` publishes with the same push and a plain
+`git push` asks to be pushed again (a pre-push hook cannot change what is pushed), so the
+remote's branch never takes a tip whose list says a feature passes that fails there. `sync`
+and the pre-push hook call it."""
 
 from __future__ import annotations
 
@@ -75,16 +76,13 @@ def changed_files(ctx: Context, commits: Sequence[revisions.Commit]) -> dict[str
     return found
 
 
-def outside_claim(ctx: Context, outgoing: Sequence[revisions.Commit]) -> list[revisions.Commit]:
-    """The commits of ``outgoing`` made outside a claim: without the Shiftkit-Claim trailer
-    `finish` and `revert` write (plain commits, merges), changing more than shiftkit's own
-    files (a demotion or a usage record changes no verifier's subject)."""
-    from shiftkit.core import rules
-
-    plain = [c for c in outgoing if "Shiftkit-Claim" not in rules.trailers(c.message)]
+def changing(ctx: Context, outgoing: Sequence[revisions.Commit]) -> list[revisions.Commit]:
+    """The commits of ``outgoing`` that change more than shiftkit's own files (a demotion or
+    a usage record changes no verifier's subject). Every such commit is judged, made under a
+    claim or not: a message is text the agent writes (decision record 0075)."""
     ours = bookkeeping(ctx)
-    changed = changed_files(ctx, plain)
-    return [c for c in plain if not changed[c.oid] <= ours]
+    changed = changed_files(ctx, outgoing)
+    return [c for c in outgoing if not changed[c.oid] <= ours]
 
 
 def affected(ctx: Context, work: Sequence[regression.Job], tree: str) -> list[regression.Job]:
@@ -140,13 +138,13 @@ def _names_any(command: str, paths: set[str]) -> bool:
 
 def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict | None:
     """The gate on publishing ``tip`` to a remote that holds ``held`` (commits): None when no
-    commit it would publish was made outside a claim, else the affected passing features
-    verified at ``tip``'s tree, in parallel (a pass recorded there before is not run again),
+    commit it would publish changes more than bookkeeping, else the affected passing features
+    verified at ``tip``'s tree, in parallel (a checkout pass recorded there is not run again),
     and who broke each that fails. Raises `Refused` when `init` fails (nothing verified)."""
     from shiftkit.edge.project import read_features_at
 
     outgoing = revisions.read_commits(ctx.root, [tip, "--not", *held] if held else [tip])
-    if not outside_claim(ctx, outgoing):
+    if not changing(ctx, outgoing):
         return None
     cfg = ctx.config
     feature_list = read_features_at(ctx.root, tip, cfg.features)

@@ -14,6 +14,7 @@ from shiftkit.edge.context import Context, write_features, write_planned_log
 from shiftkit.edge.undo import undone_on_refusal
 
 if TYPE_CHECKING:
+    from shiftkit.core.features import FeatureList
     from shiftkit.edge.finish_plan import FinishPlan
     from shiftkit.edge.gate import Verdict
 
@@ -108,7 +109,23 @@ def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
                 continue
             command = verify.cache_command(verifier_of(ctx, feature), ctx.config.verify_in)
             verify.record_pass(ctx.common_dir, tree, command)  # (the hooks' rule 4 evidence)
+        _carry_checkout_passes(ctx, current, [*verdict.checked, *plan.repaired], tree)
         return make_commit(ctx, plan.message.replace("TREE", tree))
+
+
+def _carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], tree: str) -> None:
+    """The passes the gate found in temporary checkouts of the verified tree hold at the
+    committed tree, which differs from it only in shiftkit's bookkeeping
+    (`_require_verified_tree`): recorded there, the publish gate finds them and runs
+    nothing again (decision record 0075)."""
+    from shiftkit.edge.gate import verifier_of
+    from shiftkit.edge.regression import CHECKOUT
+
+    for feature_id in ids:
+        feature = current.get(feature_id)
+        if feature is not None:
+            command = verify.cache_command(verifier_of(ctx, feature), CHECKOUT)
+            verify.record_pass(ctx.common_dir, tree, command)
 
 
 def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:

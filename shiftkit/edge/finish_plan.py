@@ -199,7 +199,7 @@ def entry_body(ctx: Context, first: str, extra: str | None) -> str:
 def precheck(ctx: Context, planned: FinishPlan) -> None:
     """The hooks' rules (bar the verifier, which runs next) over the planned commit, judged
     by HEAD's settings, so a refusal comes before anything is written."""
-    from shiftkit.edge import judge
+    from shiftkit.edge import judge, protection
 
     cfg = ctx.config
     names = (cfg.features, cfg.progress, cfg.log.archive)
@@ -211,6 +211,10 @@ def precheck(ctx: Context, planned: FinishPlan) -> None:
         [_read_or_none(ctx.root / n) for n in judge.SETTINGS_FILES],
         has_parent=True,
     )
+    # Rule 14 on the whole change the commit will hold (an oracle edited beside the work is
+    # refused here, before a verifier runs, as the commit hook would refuse it after).
+    rows, pairs = protection.work_tree_rows(ctx.root, ctx.git_dir)
+    change = protection.changed(ctx.root, settings.parent, rows, pairs)
     report = rules.evaluate(
         parents,
         proposed,
@@ -221,7 +225,7 @@ def precheck(ctx: Context, planned: FinishPlan) -> None:
         claims_enabled=cfg.claims.enabled,
         **snapshot.trust(parents, blobs, ctx.common_dir),
         checked=planned.flipped if planned.flipped.checked else None,  # (each change checked)
-        judge=settings.judge,
+        judge=settings.judge._replace(changed=change),
     )
     if report.violations:
         raise Refused(f"{report.violations[0]}; nothing was changed")

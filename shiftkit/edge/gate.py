@@ -296,7 +296,7 @@ def _refuse_broken(
     claimed: str, broken: Sequence[tuple[regression.Job, verify.Outcome]], say: Say
 ) -> None:
     for job, outcome in broken:
-        say(f"{job.feature.id} passes at HEAD but FAILS on this tree ({outcome.summary()}):")
+        say(f"{job.feature.id} is marked passing but FAILS on this tree ({outcome.summary()}):")
         say(
             "\n".join(
                 f"    {line}" for line in (outcome.last_lines() or "(no output)").splitlines()
@@ -304,7 +304,8 @@ def _refuse_broken(
         )
     ids = ", ".join(job.feature.id for job, _ in broken)
     raise Refused(
-        f"finishing {claimed} would break {ids} (passing, {'its' if len(broken) == 1 else 'their'} "
-        f"verifier fails on this tree); nothing was committed: fix it, or `shiftkit revert "
-        f"--reason ...`"
+        f"finishing {claimed} would break {ids} (marked passing; "
+        f"{'its' if len(broken) == 1 else 'their'} verifier fails on this tree); nothing was "
+        f"committed: fix it, or `shiftkit revert --reason ...` (if it fails at HEAD too, "
+        f"`shiftkit check` demotes it there first)"
     )

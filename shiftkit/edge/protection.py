@@ -83,6 +83,27 @@ def commit_rows(root: Path | str, commit: str, parents: Sequence[str]) -> tuple[
     return rows, {path: pairs[path] for _, path in rows}
 
 
+def work_tree_rows(root: Path | str, git_dir: Path | str) -> tuple[Rows, Pairs]:
+    """What `git add -A` would stage against HEAD — `finish`'s commit, before it is made —
+    read through a temporary copy of the index (the real one untouched)."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="shiftkit-index-") as folder:
+        index = os.path.join(folder, "index")
+        real = os.path.join(str(git_dir), "index")
+        if os.path.exists(real):
+            shutil.copyfile(real, index)
+        env = {"GIT_INDEX_FILE": index}
+        gitio.run(["add", "-A"], root, env=env)
+        listing = gitio.run(
+            ["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "HEAD"],
+            root,
+            env=env,
+        ).stdout
+    return raw_rows(listing.encode("utf-8", "surrogateescape"))
+
+
 def texts(
     root: Path | str, rows: Rows, pairs: Pairs, decisions: str
 ) -> dict[str, tuple[str | None, str | None]]:
