@@ -43,8 +43,12 @@ def _acquire(
 ) -> str:
     name = ctx.config.claims.remote
     if name:
+        from shiftkit.edge import usage_ref
+
         prefix = ctx.config.claims.ref_prefix
-        return remote.acquire(ctx.root, name, record, replacing, prefix, look)
+        usage = usage_ref.unshared(ctx.root, name, prefix, session.clone_id(ctx.common_dir))
+        also = (usage,) if usage else ()  # (this clone's usage rides along: ADR 0072)
+        return remote.acquire(ctx.root, name, record, replacing, prefix, look, also)
     return claims.acquire(ctx.root, record, replacing or gitio.ZERO_OID)
 
 
@@ -93,6 +97,10 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
+        if settings.enabled:
+            # Usage waiting here with no claim open (an earlier session's wrap-up) goes onto
+            # this clone's usage ref, which the claim push carries (decision record 0072).
+            ledger.move_waiting(ctx)
     for _ in range(CATCH_UP_TRIES):
         try:
             picked = _claim_caught_up(ctx, feature_id, steal, force, branch, say)
