@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from shiftkit.core import features, rules
 from shiftkit.core.errors import BadInput
@@ -368,6 +368,45 @@ def people_summary(root: Path, findings: list[Finding], policy: str) -> tuple[st
     return "\n".join(lines) + "\n", refused and policy == "signed"
 
 
+class UsageRead(NamedTuple):
+    """Every clone's usage ref as `audit` read it (decision record 0072)."""
+
+    clones: int
+    records: int
+    problems: list[str]  # one per line left out, naming the ref and the line
+
+    def line(self) -> str:
+        left = f"; {counted(len(self.problems), 'line')} left out (above)" if self.problems else ""
+        return (
+            f"usage refs: {counted(self.records, 'record')} from "
+            f"{counted(self.clones, 'clone')}{left}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"clones": self.clones, "records": self.records, "problems": self.problems}
+
+
+def read_usage(ctx: Context) -> UsageRead | None:
+    """Every clone's usage ref, fetched first from the claims remote as `cost` does (what was
+    fetched last when it does not answer), read by the bounded reader `cost` reads with:
+    None when there is none. They carry no commits of the branch, so they break no rule
+    here; a line `cost` leaves out is named."""
+    from shiftkit.core import ledger as ledger_core
+    from shiftkit.edge import ledger, usage_ref
+
+    ledger.fetch_usage(ctx)
+    texts = usage_ref.every(ctx.root, ctx.config.claims.ref_prefix)
+    if not texts:
+        return None
+    try:
+        known = ledger_core.parse(ledger.head_text(ctx), f"{ledger_core.LEDGER_FILE} at HEAD")
+    except BadInput:
+        known = []  # (rule 12 names the committed ledger's bad lines)
+    entries, problems = ledger_core.read_lines(texts, known)
+    clones = {source.partition(":")[0].rpartition("/")[2] for source, _ in texts}
+    return UsageRead(len(clones), len(entries), problems)
+
+
 def audit_cmd(
     ctx: Context,
     since: str | None,
@@ -410,10 +449,18 @@ def audit_cmd(
         table, refused = people_summary(ctx.root, findings, ctx.config.people.policy)
         say(table.removesuffix("\n"))  # (the table ends in its newline)
         return REFUSED if refused else OK
+    usage = read_usage(ctx)
+    for problem in usage.problems if usage else []:
+        warn(f"shiftkit: usage left out of `shiftkit cost`: {problem}")
     if machine:
-        say(json.dumps(as_json(findings, len(selected)), indent=2, ensure_ascii=False))
+        document = as_json(findings, len(selected))
+        if usage is not None:
+            document["usage_refs"] = usage.as_json()
+        say(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         say(render(findings, len(selected)))
+        if usage is not None:
+            say(usage.line())
     if any(f.violations for f in findings):
         return REFUSED
     acted = sum(1 for f in findings if f.person_actions)

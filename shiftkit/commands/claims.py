@@ -43,8 +43,12 @@ def _acquire(
 ) -> str:
     name = ctx.config.claims.remote
     if name:
+        from shiftkit.edge import usage_ref
+
         prefix = ctx.config.claims.ref_prefix
-        return remote.acquire(ctx.root, name, record, replacing, prefix, look)
+        usage = usage_ref.unshared(ctx.root, name, prefix, session.clone_id(ctx.common_dir))
+        also = (usage,) if usage else ()  # (this clone's usage rides along: ADR 0072)
+        return remote.acquire(ctx.root, name, record, replacing, prefix, look, also)
     return claims.acquire(ctx.root, record, replacing or gitio.ZERO_OID)
 
 
@@ -93,6 +97,10 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
+        if settings.enabled:
+            # Usage waiting here with no claim open (an earlier session's wrap-up) goes onto
+            # this clone's usage ref, which the claim push carries (decision record 0072).
+            ledger.move_waiting(ctx)
     for _ in range(CATCH_UP_TRIES):
         try:
             picked = _claim_caught_up(ctx, feature_id, steal, force, branch, say)
@@ -339,7 +347,7 @@ def _claim_next(
         if mine is not None and mine.record is not None:
             say(f"recovered this worktree's claim on {mine.feature} (its record here was lost)")
             return mine.record, mine.oid
-    from shiftkit.commands.upcoming import choose
+    from shiftkit.commands.upcoming import blockers, choose
 
     said: set[str] = set()
     for attempt in range(CLAIM_TRIES):
@@ -356,7 +364,8 @@ def _claim_next(
                 checked = regression.unchecked(ctx, feature_list) == []
                 say(features.all_pass_message(feature_list, checked, there.said))
                 return None, ""
-            raise Refused(_nothing_to_claim(ctx, feature_list, claimed))
+            why = blockers(feature_list, claimed, done_there)
+            raise Refused(f"no feature can be claimed now — {why}")
         record = _new_record(ctx, options[0].id, there.where)
         if not ctx.config.claims.enabled:
             return record, ""
@@ -380,17 +389,6 @@ def _claim_next(
     )
 
 
-def short_holder(held: claims.Claim) -> str:
-    """A claim's holder in a few words: session, clone, how long held."""
-    from shiftkit.core.claim import age
-
-    if held.record is None:
-        return f"nobody (a broken claim: {held.broken})"
-    record = held.record
-    held_for = age(record.taken, session.now())
-    return f"session {record.session} of clone {record.clone or '?'}, {held_for}"
-
-
 def _say_skipped(
     ctx: Context,
     feature_list: features.FeatureList,
@@ -402,7 +400,7 @@ def _say_skipped(
     say: Say,
 ) -> None:
     """Name the features ahead of the choice that are skipped because someone holds them."""
-    from shiftkit.commands.upcoming import choose
+    from shiftkit.commands.upcoming import choose, short_holder
 
     upto = options[0].id if options else None
     for feature in choose(feature_list, set(), done_there, repair, limit=None):
@@ -412,28 +410,6 @@ def _say_skipped(
         if held is not None and feature.id not in said and not _is_ours(ctx, held.record):
             said.add(feature.id)
             say(f"skipped {feature.id}: claimed by {short_holder(held)}")
-
-
-def _nothing_to_claim(
-    ctx: Context, feature_list: features.FeatureList, claimed: dict[str, claims.Claim]
-) -> str:
-    """The refusal when nothing can be claimed, naming what blocks each open feature."""
-    open_ones = [f for f in feature_list.features if features.is_open(f)]
-    held = [f"{f.id} ({short_holder(claimed[f.id])})" for f in open_ones if f.id in claimed]
-    blocked = [f.id for f in features.blocked_open(feature_list)]
-    waiting = [
-        f.id
-        for f in open_ones
-        if f.id not in claimed
-        and f.blocked is None
-        and any(not features.passes(feature_list, dep) for dep in f.depends_on)
-    ]
-    parts = [
-        *([f"claimed: {', '.join(held)}"] if held else []),
-        *([f"blocked: {', '.join(blocked)}"] if blocked else []),
-        *([f"waiting on a dependency: {', '.join(waiting)}"] if waiting else []),
-    ]
-    return f"no feature can be claimed now — {'; '.join(parts) or 'nothing is open'}"
 
 
 def _claim_named(

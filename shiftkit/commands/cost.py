@@ -64,6 +64,18 @@ def cost_cmd(ctx: Context, as_json: bool, by: str, say: Say) -> int:
     return 0
 
 
+def attempts_of(ctx: Context, feature_id: str) -> cost.Attempts | None:
+    """The feature's attempts as `cost` counts them (`cost.attempts`, from the ledger `cost`
+    reads, usage refs as last fetched included), for `show` and `next`; None when the ledger
+    cannot be read."""
+    from shiftkit.core.errors import ShiftkitError
+
+    try:
+        return cost.attempts(ledger.read_all(ctx), feature_id)
+    except (ShiftkitError, OSError):
+        return None
+
+
 def status_line(ctx: Context) -> str | None:
     """`status`'s cost line, once there is usage (None before, or when it cannot be read)."""
     try:

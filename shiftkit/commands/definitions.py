@@ -36,7 +36,13 @@ def show(feature_id: str, as_json: bool, say: Say) -> None:
     if as_json:
         say(json.dumps(features.feature_to_dict(feature), indent=2, ensure_ascii=False))
     else:
-        say(views.feature_text(feature, proj.config.verify))
+        from shiftkit.commands import cost
+        from shiftkit.edge import gitio
+        from shiftkit.edge.context import Context
+
+        ctx = Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
+        tried = cost.attempts_of(ctx, feature.id)
+        say(views.feature_text(feature, proj.config.verify, tried))
 
 
 def add(

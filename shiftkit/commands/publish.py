@@ -20,26 +20,36 @@ RETRIES = 3  # judged syncs after a lost push race, before leaving it to `shiftk
 def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
     """Push ``head`` and release ``held`` once it is on the remote (`claims.let_go`); a
     lost race runs `claims.sync` (the remote's commits judged here, merged, pushed) up to
-    `RETRIES` times. Returns how the caller's last line ends: where the claim is now."""
+    `RETRIES` times. Returns how the caller's last line ends: where the commit and the claim
+    are now. The story is told in its order: a push that lost a race is said as the race
+    (the remote moved on), not as a refusal first; a recovery that fails says why (the
+    sync's reason) and that the commit is not on the remote."""
     said, ending = claiming.let_go(ctx, held, head)
-    if said is not None:
-        say(said)
     name = ctx.config.claims.remote
     branch = gitio.branch(ctx.root)
     for _ in range(RETRIES):
         if not name or not branch or not _waiting(ctx, held) or not _raced(ctx, name, branch):
             break
-        say(f"{name}/{branch} moved on meanwhile: syncing (its new commits judged here) to push")
+        say(
+            f"{name}/{branch} moved on meanwhile: syncing (another clone pushed first; its new "
+            f"commits are judged here), then pushing again"
+        )
+        said = None  # (the refused push was the race: what the sync does is the news)
         try:
             claiming.sync(ctx, say)
         except ShiftkitError as exc:
             say(exc.message.removeprefix("shiftkit: "))
-            return f"the claim stays held on {name} until this commit is there: `shiftkit sync`"
+            return (
+                f"not on {name}: the sync after the lost race failed (above); the claim stays "
+                f"held on {name} until this commit is there: `shiftkit sync`"
+            )
         ending = (
-            "claim released"
+            f"pushed to {name} after catching up; claim released"
             if not _waiting(ctx, held)
             else f"the claim stays held on {name} (not released yet): `shiftkit sync` retries"
         )
+    if said is not None:
+        say(said)
     return ending
 
 

@@ -275,7 +275,9 @@ def gather(
     feature_list = listing.features
     view = upcoming.outlook(ctx, feature_list, fresh=True)  # (once a session: a fresh look)
     taken = view.taken
-    counts = features.counts(feature_list, taken)
+    # (counted where `claim` would choose and the advice below is computed: the remote's
+    # branch when this one is only behind it, said in the header)
+    counts = features.counts(view.feature_list, taken)
     log = progress.parse(read_optional(ctx.project.progress_path))
     own = state.local_claim(ctx.git_dir)
     record = last_check(ctx)
@@ -285,7 +287,7 @@ def gather(
     if own is None:
         options = view.next(1 + amounts.after)
         chosen, after = (options[0] if options else None), options[1:]
-    blocked = features.blocked_open(feature_list)
+    blocked = features.blocked_open(view.feature_list)
     common = gitio.common_dir(ctx.root)
     progress_name = cfg.progress
     behind = view.lines
@@ -308,6 +310,7 @@ def gather(
             open=counts.open,
             blocked=counts.blocked,
             claimed=counts.claimed,
+            counted_on=view.counted_on,
         ),
         # (what to do now is counted where `claim` would choose: the remote's branch when
         # this one is only behind it)

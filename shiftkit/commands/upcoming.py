@@ -8,7 +8,7 @@ what `claim` takes (unless someone takes it in between, which `claim` then says)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from typing import NamedTuple
 
 from shiftkit.core import features
@@ -32,6 +32,47 @@ def choose(
     return features.candidates(feature_list, {*taken, *done_there}, repair, limit=limit)
 
 
+def short_holder(held: claims.Claim) -> str:
+    """A claim's holder in a few words: session, clone, how long held."""
+    from shiftkit.core.claim import age
+    from shiftkit.edge import session
+
+    if held.record is None:
+        return f"nobody (a broken claim: {held.broken})"
+    record = held.record
+    held_for = age(record.taken, session.now())
+    return f"session {record.session} of clone {record.clone or '?'}, {held_for}"
+
+
+def blockers(
+    feature_list: features.FeatureList,
+    claimed: Mapping[str, claims.Claim],
+    done_there: Collection[str] = (),
+) -> str:
+    """What keeps each open feature from being taken, when none can be: each claim's holder
+    and age, those passing on the remote's branch (``done_there``), the blocked ones, those
+    waiting on a dependency — the one account `claim`'s refusal and `next` give."""
+    open_ones = [f for f in feature_list.features if features.is_open(f)]
+    held = [f"{f.id} ({short_holder(claimed[f.id])})" for f in open_ones if f.id in claimed]
+    there = [f.id for f in open_ones if f.id in done_there and f.id not in claimed]
+    blocked = [f.id for f in features.blocked_open(feature_list)]
+    waiting = [
+        f.id
+        for f in open_ones
+        if f.id not in claimed
+        and f.id not in done_there
+        and f.blocked is None
+        and any(not features.passes(feature_list, dep) for dep in f.depends_on)
+    ]
+    parts = [
+        *([f"claimed: {', '.join(held)}"] if held else []),
+        *([f"passing on the remote's branch: {', '.join(there)} (sync)"] if there else []),
+        *([f"blocked: {', '.join(blocked)}"] if blocked else []),
+        *([f"waiting on a dependency: {', '.join(waiting)}"] if waiting else []),
+    ]
+    return "; ".join(parts) or "nothing is open"
+
+
 class Outlook(NamedTuple):
     """What a view counts: the feature list `claim` would choose from (the remote's branch's
     when this one is only behind it: `claim` fast-forwards first), every claim held (here
@@ -44,6 +85,7 @@ class Outlook(NamedTuple):
     repair: list[str]
     lines: tuple[str, ...]
     behind: bool
+    counted_on: str | None = None  # the remote's branch, when ``feature_list`` is its list
 
     def next(self, limit: int | None = 1) -> list[features.Feature]:
         return choose(self.feature_list, self.taken, self.done_there, self.repair, limit)
@@ -80,6 +122,7 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
     lines: tuple[str, ...] = (look.line,) if look.line else ()
     taken = {**local, **look.claims}
     chosen_from, done_there, behind = feature_list, set[str](), False
+    counted_on: str | None = None
     if branch is not None and settings.enabled:
         counts = remote.divergence(ctx.root, settings.remote, branch, fetch=False)
         if counts is not None and counts[1]:
@@ -90,6 +133,7 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
             where = f"{settings.remote}/{branch}"
             if ahead == 0 and there is not None:
                 chosen_from = there  # (`claim` fast-forwards first: it chooses from there)
+                counted_on = where
                 lines += (
                     f"{branch} is {count} commit{'s' if count != 1 else ''} behind {where}: "
                     f"`shiftkit claim` catches up first (as `shiftkit sync` does); next is "
@@ -103,7 +147,8 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
                     f"{branch} and {where} diverged ({ahead} and {count} commits): "
                     f"`shiftkit sync` first",
                 )
-    return Outlook(chosen_from, taken, done_there, repair_list(ctx, chosen_from), lines, behind)
+    repair = repair_list(ctx, chosen_from)
+    return Outlook(chosen_from, taken, done_there, repair, lines, behind, counted_on)
 
 
 def _list_at(ctx: Context, rev: str) -> features.FeatureList | None:
@@ -144,6 +189,7 @@ def next_cmd(ctx: Context, as_json: bool, say: Say) -> int:
     1 when none can be picked and not all are marked passing."""
     import json
 
+    from shiftkit.commands import cost as cost_mod
     from shiftkit.commands import views
     from shiftkit.core.errors import OK, REFUSED
     from shiftkit.edge import regression
@@ -169,15 +215,12 @@ def next_cmd(ctx: Context, as_json: bool, say: Say) -> int:
     if listing.edited:
         say(listing.edited)
     if chosen is not None:
-        say(views.feature_text(chosen, ctx.config.verify))
+        say(views.feature_text(chosen, ctx.config.verify, cost_mod.attempts_of(ctx, chosen.id)))
     elif marked:
         say(features.all_pass_message(feature_list, listing.checked))
     else:
-        c = features.counts(feature_list, claimed)
-        say(
-            f"no feature can be picked: {c.open} open ({c.claimed} claimed, the rest waiting "
-            f"on dependencies), {c.blocked} blocked — a person must unblock or finish them"
-        )
+        why = blockers(feature_list, claimed, view.done_there)
+        say(f"no feature can be picked now — {why}")
     if chosen is None and not marked:
         return REFUSED
     return OK

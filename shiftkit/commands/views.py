@@ -9,6 +9,10 @@ from shiftkit.core import features
 from shiftkit.edge.claims import Claim
 from shiftkit.edge.regression import Listing
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from shiftkit.core.cost import Attempts
+
 BAR_WIDTH = 30
 
 
@@ -90,17 +94,30 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
     return "\n".join(lines)
 
 
-def feature_text(feature: features.Feature, project_verify: str = "") -> str:
+def _status_line(feature: features.Feature, tried: Attempts | None) -> str:
+    state = "passing" if feature.passes else ("blocked" if feature.blocked else "open")
+    if tried is None:
+        return f"  status: {state}, {feature.attempts} failed attempts (the ledger is unreadable)"
+    counter = ""
+    if feature.attempts != tried.failed:  # (an unblock resets it; an old ledger lacks units)
+        counter = f"; {feature.attempts} failed by the feature list's count, which blocks it"
+    return f"  status: {state}, attempts {tried.text()}{counter}"
+
+
+def feature_text(
+    feature: features.Feature, project_verify: str = "", tried: Attempts | None = None
+) -> str:
+    """The feature in full; ``tried``: its attempts as `cost` counts them
+    (`commands.cost.attempts_of`)."""
     verifier = features.effective_verify(feature, project_verify)
     if feature.verify is None and verifier:
         verify_line = f"{verifier}  (project-wide)"
     else:
         verify_line = verifier or "(none: this feature cannot become passing)"
-    state = "passing" if feature.passes else ("blocked" if feature.blocked else "open")
     lines = [
         f"{feature.id}  {feature.description}",
         f"  category: {feature.category}{'  (core)' if feature.core else ''}",
-        f"  status: {state}, attempts {feature.attempts}",
+        _status_line(feature, tried),
     ]
     if feature.blocked is not None:
         lines.append(f"  blocked: {feature.blocked.reason} (since {feature.blocked.since})")

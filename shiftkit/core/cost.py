@@ -140,16 +140,39 @@ def _seconds_between(start: str, end: str) -> float:
     return max(time_key(end) - time_key(start), 0.0)
 
 
+class Attempts(NamedTuple):
+    """A feature's attempts as every view says them (decision record 0073): its units that
+    ended in a result (passed, failed, blocked, abandoned: a release is no attempt), and how
+    many of those failed."""
+
+    tries: int
+    failed: int
+
+    def text(self) -> str:
+        return f"{self.tries} ({self.failed} failed)" if self.failed else str(self.tries)
+
+
+def attempts(entries: Iterable[Entry], feature: str | None = None) -> Attempts:
+    """The attempts the ledger's units (of ``feature``, when given) record: the one count
+    `cost`, `report`, `show` and `next` print."""
+    units = [e for e in entries if e.kind == "unit" and (feature is None or e.feature == feature)]
+    return Attempts(
+        sum(1 for u in units if u.outcome != "released"),
+        sum(1 for u in units if u.outcome in FAILED_OUTCOMES),
+    )
+
+
 def _row(key: str, status: str, entries: Sequence[Entry], spend: Spend) -> Row:
     units = [e for e in entries if e.kind == "unit"]
     verifies = [e for e in entries if e.kind == "verify"]
     sessions = {e.session for e in entries if e.kind == "usage" and e.session}
+    tried = attempts(units)
     return Row(
         key,
         status,
         claims=len(units),
-        attempts=sum(1 for u in units if u.outcome != "released"),
-        failed=sum(1 for u in units if u.outcome in FAILED_OUTCOMES),
+        attempts=tried.tries,
+        failed=tried.failed,
         sessions=len(sessions),
         verifier_runs=len(verifies),
         verifier_seconds=sum(v.seconds or 0.0 for v in verifies),
@@ -356,7 +379,7 @@ def _cells(row: Row) -> list[str]:
         row.key,
         row.status or "-",
         str(row.claims),
-        f"{row.attempts} ({row.failed} failed)" if row.failed else str(row.attempts),
+        Attempts(row.attempts, row.failed).text(),
         str(row.sessions),
         f"{row.verifier_runs}/{row.verifier_seconds:.1f}s",
         _duration(row.wall_seconds),

@@ -181,6 +181,40 @@ def merged(*groups: Iterable[Entry]) -> list[Entry]:
     return list(seen.values())
 
 
+def read_lines(
+    texts: Iterable[tuple[str, str]], known: Iterable[Entry] = ()
+) -> tuple[list[Entry], list[str]]:
+    """The entries of several (source, text) ledgers read line by line, each id once, and
+    one problem per line left out (``"<source> line N: why"``): a line that is not an entry
+    (bounded: `jsonbound`), or one whose id an entry of ``known`` or an earlier line holds
+    with other contents (a reader by id would count only one of them). The same line in two
+    sources (a clone's usage ref and its fetched copy) is one entry and no problem."""
+    seen = {entry.id: (entry, "the committed ledger") for entry in known}
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for source, text in texts:
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{source} line {number}"
+            try:
+                entry = parse_entry(line, where)
+            except BadInput as exc:
+                problems.append(exc.message)
+                continue
+            prior = seen.get(entry.id)
+            if prior is None:
+                seen[entry.id] = (entry, where)
+                entries.append(entry)
+            elif prior[0] != entry:
+                shown = entry.id if len(entry.id) <= 40 else entry.id[:39] + "…"
+                problems.append(
+                    f"{where}: the id {shown!r} is recorded already, with other contents, "
+                    f"at {prior[1]} (read by id, only that one counts)"
+                )
+    return entries, problems
+
+
 def append_problems(parent_texts: Sequence[str | None], staged: str | None) -> list[str]:
     """Why a staged ledger is not its parents' ledgers plus new lines (empty when it is): with
     one parent, the old text must be kept as it is and new lines go at the end; a merge keeps

@@ -69,6 +69,7 @@ class Tally:
     open: int
     blocked: int
     claimed: int
+    counted_on: str | None = None  # the remote's branch this one is behind, when counted there
 
 
 @dataclass(frozen=True)
@@ -379,6 +380,7 @@ def _first(data: StartData) -> list[Section]:
     header = (
         f"# shiftkit start — {c.passing}/{c.total} passing, {c.open} open, "
         f"{c.blocked} blocked, {c.claimed} claimed"
+        + (f" (on {c.counted_on}, which this branch is behind)" if c.counted_on else "")
     )
     sections = [Section(tuple([*warnings, header]))]
     sections += _todo(data)

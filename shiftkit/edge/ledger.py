@@ -61,12 +61,10 @@ def head_text(ctx: Context) -> str:
 def read_all(ctx: Context) -> list[Entry]:
     """Every entry: the ledger in the work tree, what waits for the next boundary, and the
     usage refs (this clone's, and every clone's as last fetched: `usage_ref`), each id once."""
-    from shiftkit.edge import session, usage_ref
+    from shiftkit.edge import usage_ref
 
     committed = ledger.parse(_read(ledger_path(ctx)), ledger.LEDGER_FILE)
-    on_refs = usage_ref.entries(
-        ctx.root, ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
-    )
+    on_refs = usage_ref.entries(ctx.root, ctx.config.claims.ref_prefix)
     return ledger.merged(committed, pending(ctx), on_refs)
 
 
@@ -79,20 +77,31 @@ def fetch_usage(ctx: Context) -> None:
         usage_ref.fetch(ctx.root, ctx.config.claims.remote, ctx.config.claims.ref_prefix)
 
 
-def publish(ctx: Context) -> tuple[bool, str | None]:
+def move_waiting(ctx: Context) -> bool:
     """Move the waiting entries HEAD's ledger lacks onto this clone's usage ref (no commit on
-    the branch) and push that ref to the claims remote: (whether entries moved, why the push
-    failed or None). The caller knows no claim is open (its `finish` takes them instead)."""
+    the branch); whether any moved. The caller knows no claim is open (its `finish` would
+    take them instead)."""
     from shiftkit.edge import session, usage_ref
 
-    prefix, clone = ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
     waiting = pending(ctx)
+    if not waiting:
+        return False
     new = still_waiting(ledger.parse(head_text(ctx), f"{ledger.LEDGER_FILE} at HEAD"), waiting)
+    prefix, clone = ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
     moved = usage_ref.append(ctx.root, prefix, clone, new) if new else False
-    if waiting:
-        atomic_write(pending_path(ctx), "")
+    atomic_write(pending_path(ctx), "")
+    return moved
+
+
+def publish(ctx: Context) -> tuple[bool, str | None]:
+    """`move_waiting`, then this clone's usage ref pushed to the claims remote: (whether
+    entries moved, why the push failed or None)."""
+    from shiftkit.edge import session, usage_ref
+
+    moved = move_waiting(ctx)
     problem = None
     if ctx.config.claims.remote:
+        prefix, clone = ctx.config.claims.ref_prefix, session.clone_id(ctx.common_dir)
         problem = usage_ref.push(ctx.root, ctx.config.claims.remote, prefix, clone)
     return moved, problem
 

@@ -221,12 +221,20 @@ def watch(root: Path, settings: ClaimsConfig, branch: str | None = None) -> Watc
 
 
 def _push(
-    root: Path, remote: str, refspec: str, ref: str, expected: str, look: Watch | None = None
+    root: Path,
+    remote: str,
+    refspec: str,
+    ref: str,
+    expected: str,
+    look: Watch | None = None,
+    also: tuple[str, ...] = (),
 ) -> tuple[str, str, str]:
     """Push under a lease on ``expected`` ('' = the ref must not exist): (outcome, git's
     reason, stderr), the outcome read from the push's own porcelain output. With ``look``,
-    the same push tells whether the remote's branch moved (`Watch`)."""
+    the same push tells whether the remote's branch moved (`Watch`); ``also``: refspecs
+    that ride along (pushed plainly, their outcome not read)."""
     options, refspecs = look.args() if look is not None else ([], [])
+    refspecs = [*refspecs, *also]
     proc = gitio.run(
         # --no-verify: a claim ref carries no work, so the pre-push audit has nothing to judge
         [
@@ -256,14 +264,19 @@ def acquire(
     expected_old: str = "",
     prefix: str = PREFIX,
     look: Watch | None = None,
+    also: tuple[str, ...] = (),
 ) -> str:
     """Take the claim on the server in one lease push, then mirror it in the local claim ref
     (which the commit hooks compare against). A lost race raises ClaimHeld naming the
     server's holder; a refusal by the server's rules raises PolicyRefused (no retry helps).
-    With ``look``, the push also tells whether the remote's branch moved (`Watch`)."""
+    With ``look``, the push also tells whether the remote's branch moved (`Watch`); ``also``
+    rides along (this clone's usage ref: decision record 0072) — a server whose rules refuse
+    the push with it is asked again without it."""
     oid = claims.claim_object(root, record)
     ref = prefix + record.feature
-    outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old, look)
+    outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old, look, also)
+    if outcome == gitmsg.POLICY and also:  # (a hook refusing the push as a whole, for `also`)
+        outcome, reason, stderr = _push(root, remote, f"{oid}:{ref}", ref, expected_old, look)
     if outcome == gitmsg.UNKNOWN and gitmsg.never_connected(stderr):
         raise Unreachable(remote, f"push {ref}", stderr)
     if outcome == gitmsg.UNKNOWN:  # it may have reached the server: look, and say what is true

@@ -4,10 +4,11 @@ their own on the shared branch.
 Usage that no unit's commit takes (a session's wrap-up after `finish`, a session that claimed
 nothing) is moved from the worktree's waiting entries onto ``<usage prefix><clone id>``: a
 commit whose tree holds ``ledger.jsonl``, this clone's lines, only ever appended, its parent
-the ref's last commit. `sync` and the SessionEnd hook push it; `cost` and `report` fetch every
-clone's into ``refs/shiftkit/remote-usage/<remote>/`` and read them with the committed ledger
-(each entry once, by id). The namespace is the claims ref prefix's sibling: ``…/claims/`` →
-``…/usage/``.
+the ref's last commit. `sync` and the SessionEnd hook push it, and `claim`'s push carries it
+(decision record 0072); `cost`, `report` and `audit` fetch every clone's into
+``refs/shiftkit/remote-usage/<remote>/`` and read them with the committed ledger (each entry
+once, by id; a line that is not an entry is left out, and `audit` names it). The namespace
+is the claims ref prefix's sibling: ``…/claims/`` → ``…/usage/``.
 """
 
 from __future__ import annotations
@@ -44,25 +45,25 @@ def _text(root: Path, ref: str) -> str:
     return gitio.read_blobs(root, [f"{ref}:{FILE}"])[0] or ""
 
 
-def texts(root: Path, claims_prefix: str, clone: str) -> list[tuple[str, str]]:
-    """(ref, ledger text) of this clone's own ref and of every clone's as last fetched."""
-    refs = [own_ref(claims_prefix, clone), *gitio.refs(root, MIRROR)]
-    found = gitio.read_blobs(root, [f"{ref}:{FILE}" for ref in refs])
-    return [(ref, text) for ref, text in zip(refs, found, strict=True) if text]
-
-
-def entries(root: Path, claims_prefix: str, clone: str) -> list[Entry]:
-    """Every usage-ref entry known here; a ref whose text does not parse is skipped (it is
-    nobody's bookkeeping to trust)."""
-    from shiftkit.core.errors import BadInput
-
-    result: list[Entry] = []
-    for ref, text in texts(root, claims_prefix, clone):
-        try:
-            result += ledger.parse(text, ref)
-        except BadInput:
+def every(root: Path, claims_prefix: str) -> list[tuple[str, str]]:
+    """(``<ref>:ledger.jsonl``, its text) of every clone's usage ref known here: those in the
+    usage namespace itself (this clone's; every clone's in the remote's own repository) and
+    those fetched into the mirror; a text seen under two names once (what `audit` reads)."""
+    refs = [*gitio.refs(root, prefix(claims_prefix)), *gitio.refs(root, MIRROR)]
+    found = gitio.read_blobs_with_ids(root, [f"{ref}:{FILE}" for ref in refs])
+    result, seen = [], set()
+    for ref, blob in zip(refs, found, strict=True):
+        if blob is None or blob[0] in seen:
             continue
+        seen.add(blob[0])
+        result.append((f"{ref}:{FILE}", blob[1]))
     return result
+
+
+def entries(root: Path, claims_prefix: str) -> list[Entry]:
+    """Every usage-ref entry known here (`every`), each id once; a line that is not an entry
+    is left out (`ledger.read_lines`, with which `audit` names such lines)."""
+    return ledger.read_lines(every(root, claims_prefix))[0]
 
 
 def append(root: Path, claims_prefix: str, clone: str, new: list[Entry]) -> bool:
@@ -70,7 +71,7 @@ def append(root: Path, claims_prefix: str, clone: str, new: list[Entry]) -> bool
     parent is the last; whether anything was added."""
     ref = own_ref(claims_prefix, clone)
     old = _text(root, ref)
-    have = {e.id for e in ledger.parse(old, ref)} if old else set()
+    have = {e.id for e in ledger.read_lines([(ref, old)])[0]}  # (a bad line: not a crash)
     fresh = [e for e in new if e.id not in have]
     if not fresh:
         return False
@@ -102,6 +103,19 @@ def push(root: Path, remote: str, claims_prefix: str, clone: str) -> str | None:
     from shiftkit.core import gitmsg
 
     return gitmsg.detail(proc.stderr + proc.stdout, f"git push exited {proc.returncode}")
+
+
+def unshared(root: Path, remote: str, claims_prefix: str, clone: str) -> str | None:
+    """The refspec that shares this clone's usage ref, for a push to ``remote`` that goes
+    anyway (`claim`'s): None when there is no ref, or the remote had it as last fetched."""
+    ref = own_ref(claims_prefix, clone)
+    mirror = f"{MIRROR}{remote}/{clone}"
+    listing = gitio.out(["for-each-ref", "--format=%(refname) %(objectname)", ref, mirror], root)
+    found = dict(line.split(" ", 1) for line in listing.splitlines())
+    oid = found.get(ref)
+    if oid is None or found.get(mirror) == oid:
+        return None
+    return f"{ref}:{ref}"
 
 
 def fetch(root: Path, remote: str, claims_prefix: str) -> bool:
