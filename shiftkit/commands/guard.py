@@ -44,6 +44,8 @@ from shiftkit.core.guard_paths import (
 from shiftkit.core.guard_shell import split_commands
 from shiftkit.edge import files
 
+LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (core.ledger.LEDGER_FILE: json and datetime unneeded)
+
 __all__ = [
     "MAX_DEPTH",
     "Site",
@@ -144,7 +146,7 @@ def _where(site: Site, root: Path | None, cwd: Any) -> Site:
     if root is None:
         return site
     top = os.path.realpath(root)
-    located = Site(site.features, site.records, top, None, site.grounds, site.committed)
+    located = site.moved(top, None)
     if not isinstance(cwd, str) or not cwd or "\0" in cwd:
         return located.at("")
     place = located.place(os.path.realpath(cwd))
@@ -213,7 +215,6 @@ def configure_installation() -> None:
     """Tell the guard where the running shiftkit is installed (decision 0063): its package,
     its environment (when it has one of its own), its interpreter, and whether the PATH's
     `pip` and `python` are that environment's."""
-    import shutil
     import sys
 
     import shiftkit
@@ -223,12 +224,22 @@ def configure_installation() -> None:
     prefix = sys.prefix if sys.prefix != sys.base_prefix else None
     ours = False
     if prefix is not None:
-        found = [shutil.which(name) for name in ("pip", "python")]
+        found = [on_path(name) for name in ("pip", "python")]
         ours = any(
             path is not None and os.path.dirname(path) == os.path.join(prefix, "bin")
             for path in found
         )
     guard_install.configure(package, prefix, sys.executable, ours)
+
+
+def on_path(name: str) -> str | None:
+    """The program `name` the PATH runs, as `shutil.which` finds it (shutil is not
+    imported for one lookup: decision 0070)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or os.curdir, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def run_with_deadline(
@@ -296,36 +307,60 @@ def run_hook(
 
 
 def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
-    """The project root and the names the guard protects, or (None, the default list name)."""
+    """The project root and the names the guard protects, or (None, the default list name).
+    Found without click, `subprocess` or a second parse of the settings (decision 0070)."""
     from shiftkit.core.errors import ShiftkitError
-    from shiftkit.core.ledger import LEDGER_FILE
-    from shiftkit.edge import project
+    from shiftkit.edge import locate
 
     try:
-        proj = project.find(cwd)
+        top = locate.worktree_root(cwd or os.getcwd())
+        if top is None:
+            return None, "features.json"
+        root = Path(top)
+        cfg, config_text = locate.committed_config(top)
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
     try:  # every tool call is a sign of life: the claim's heartbeat
-        from shiftkit.edge import gitio, remote
+        from shiftkit.edge import gitio, heartbeat
 
-        git_dir, common = gitio.git_dirs(proj.root)
-        remote.keep_alive(proj.root, git_dir, common, proj.config.claims)
+        git_dir, common = gitio.git_dirs(root)
+        if cfg.claims.remote and cfg.claims.enabled:
+            from shiftkit.edge import remote
+
+            remote.keep_alive(root, git_dir, common, cfg.claims)
+        else:
+            heartbeat.beat(git_dir, common)
     except (ShiftkitError, OSError, ValueError):
         pass
-    cfg = proj.config
     records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
-    return proj.root, Site(cfg.features, records, None, None, *_guard_ground(proj.root))
+    return root, Site(
+        cfg.features,
+        records,
+        None,
+        None,
+        *_guard_ground(root, config_text),
+        claims=cfg.claims.ref_prefix,
+    )
 
 
-def _guard_ground(root: Path) -> tuple[Grounds, Callable[[str], bool]]:
-    """Rule 14's ground at HEAD for the guard, read when first needed, and whether a path is
-    committed at HEAD."""
+def _guard_ground(root: Path, config_text: str | None) -> tuple[Grounds, Callable[[str], bool]]:
+    """Rule 14's ground at HEAD for the guard, read when first needed (from HEAD's settings
+    as `guard_site` read them), and whether a path is committed at HEAD."""
     from shiftkit.edge import protection
 
     return (
-        Grounds(lambda: protection.head_ground(root)),
+        Grounds(lambda: protection.head_ground(root, config_text, read=False)),
         lambda path: protection.committed(root, path),
     )
+
+
+def hook_input() -> bytes:
+    """The hook's JSON as bytes: stdin, unless it is a terminal (or closed)."""
+    import sys
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return b""
+    return sys.stdin.buffer.read()
 
 
 def guard_cmd(raw: bytes, warn: Callable[[str], None]) -> int:

@@ -217,14 +217,19 @@ def build_ground(root: Path | str, rev: str, cfg: Config, list_oid: str | None) 
     return rules.ground_of([side], change, (cfg.features, cfg.progress, cfg.log.archive))
 
 
-def head_ground(root: Path | str) -> protected.Ground | None:
-    """HEAD's ground, for the guard (None: no commit, no list, or git cannot say)."""
+def head_ground(
+    root: Path | str, config_text: str | None = None, *, read: bool = True
+) -> protected.Ground | None:
+    """HEAD's ground, for the guard (None: no commit, no list, or git cannot say); with
+    ``read`` False, ``config_text`` is HEAD's `.shiftkit.toml` as the caller read it."""
     from pathlib import Path
 
     try:
-        found = gitio.read_blobs_with_ids(root, [f"HEAD:{CONFIG_FILE}"])[0]
+        if read:
+            found = gitio.read_blobs_with_ids(root, [f"HEAD:{CONFIG_FILE}"])[0]
+            config_text = found[1] if found else None
         _, common = gitio.git_dirs(Path(root))
-        return cached_ground(root, common, "HEAD", found[1] if found else None)
+        return cached_ground(root, common, "HEAD", config_text)
     except (gitio.GitFailed, OSError, ValueError):
         return None
 
