@@ -30,8 +30,9 @@ def test_commit_msg_hook_is_light(scaffold: Path) -> None:
 
 
 # What the guard's process may not import, run as the harness runs it (decision 0070): the
-# CLI and its parser, the schema, GitPython, `subprocess` (git runs through posix_spawn) and
-# what `shutil`, `dataclasses` and the project module would add for one lookup each.
+# CLI and its parser, the schema, GitPython, `subprocess` (git runs through posix_spawn),
+# what `shutil`, `dataclasses` and the project module would add for one lookup each, `runpy`
+# (`-m`), and TOML and the settings' types once this version of the settings was read.
 GUARD_HEAVY = (
     "click",
     "shiftkit.cli",
@@ -42,6 +43,10 @@ GUARD_HEAVY = (
     "dataclasses",
     "shiftkit.core.features",
     "shiftkit.edge.project",
+    "runpy",
+    "tomllib",
+    "typing",
+    "shiftkit.core.config",
 )
 LONG_COMMAND = (
     "cd src && pytest -q tests/test_todo.py -k 'add or remove' 2>&1 | tail -20 && git add -A && "

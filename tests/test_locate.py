@@ -79,3 +79,31 @@ def test_the_committed_settings_are_the_judges(tmp_path: Path) -> None:
     config.write_text('[shiftkit]\nfeatures = "other.json"\n')
     cfg, text = locate.committed_config(str(project))
     assert cfg.features == "list.json" and text == '[shiftkit]\nfeatures = "list.json"\n'
+
+
+def test_the_settings_are_parsed_once_per_version(tmp_path: Path) -> None:
+    """The guard parses HEAD's `.shiftkit.toml` once per blob (TOML and the settings' types
+    cost a fifth of its process) and reads the rest from the git dir."""
+    project = repository(tmp_path / "p")
+    common = str(project / ".git")
+    write(project / ".shiftkit.toml", '[shiftkit]\nfeatures = "a.json"\n')
+    git_ok(project, "add", ".shiftkit.toml")
+    git_ok(project, "commit", "-q", "-m", "Settings")
+    first, text = locate.guard_settings(str(project), common)
+    assert (first.features, first.ref_prefix, first.remote) == (
+        "a.json",
+        "refs/shiftkit/claims/",
+        "",
+    )
+    oid = git_ok(project, "rev-parse", "HEAD:.shiftkit.toml").strip()
+    kept = project / ".git" / "shiftkit" / locate.SETTINGS_CACHE / oid
+    assert kept.is_file() and text == '[shiftkit]\nfeatures = "a.json"\n'
+    kept.write_text("not json")  # a damaged entry is parsed again, not trusted
+    assert locate.guard_settings(str(project), common)[0].features == "a.json"
+    write(
+        project / ".shiftkit.toml",
+        '[shiftkit]\nfeatures = "b.json"\n[shiftkit.claims]\nref_prefix = "refs/heads/c/"\n',
+    )
+    git_ok(project, "commit", "-q", "-am", "Other settings")
+    second = locate.guard_settings(str(project), common)[0]
+    assert (second.features, second.ref_prefix) == ("b.json", "refs/heads/c/")

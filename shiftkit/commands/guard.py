@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from shiftkit.core.guard_command import MAX_DEPTH, check_command
 from shiftkit.core.guard_files import (
@@ -43,6 +42,10 @@ from shiftkit.core.guard_paths import (
 )
 from shiftkit.core.guard_shell import split_commands
 from shiftkit.edge import files
+
+TYPE_CHECKING = False  # (typing is not imported on the guard's path: decision 0070)
+if TYPE_CHECKING:
+    from typing import Any
 
 LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (core.ledger.LEDGER_FILE: json and datetime unneeded)
 
@@ -308,48 +311,50 @@ def run_hook(
 
 def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
     """The project root and the names the guard protects, or (None, the default list name).
-    Found without click, `subprocess` or a second parse of the settings (decision 0070)."""
+    Found without click, `subprocess` or TOML once the settings were read (decision 0070)."""
     from shiftkit.core.errors import ShiftkitError
-    from shiftkit.edge import locate
+    from shiftkit.edge import gitio, locate
 
     try:
         top = locate.worktree_root(cwd or os.getcwd())
         if top is None:
             return None, "features.json"
         root = Path(top)
-        cfg, config_text = locate.committed_config(top)
+        git_dir, common = gitio.git_dirs(root)
+        settings, config_text = locate.guard_settings(top, str(common))
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
     try:  # every tool call is a sign of life: the claim's heartbeat
-        from shiftkit.edge import gitio, heartbeat
+        from shiftkit.edge import heartbeat
 
-        git_dir, common = gitio.git_dirs(root)
-        if cfg.claims.remote and cfg.claims.enabled:
+        held = heartbeat.beat(git_dir, common)
+        if held is not None and settings.remote and settings.claims_enabled:
             from shiftkit.edge import remote
 
+            cfg = locate.committed_config(top)[0]
             remote.keep_alive(root, git_dir, common, cfg.claims)
-        else:
-            heartbeat.beat(git_dir, common)
     except (ShiftkitError, OSError, ValueError):
         pass
-    records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
+    records = (settings.progress, settings.archive, LEDGER_FILE)
     return root, Site(
-        cfg.features,
+        settings.features,
         records,
         None,
         None,
-        *_guard_ground(root, config_text),
-        claims=cfg.claims.ref_prefix,
+        *_guard_ground(root, config_text, settings.features if config_text else None),
+        claims=settings.ref_prefix,
     )
 
 
-def _guard_ground(root: Path, config_text: str | None) -> tuple[Grounds, Callable[[str], bool]]:
+def _guard_ground(
+    root: Path, config_text: str | None, features: str | None
+) -> tuple[Grounds, Callable[[str], bool]]:
     """Rule 14's ground at HEAD for the guard, read when first needed (from HEAD's settings
     as `guard_site` read them), and whether a path is committed at HEAD."""
     from shiftkit.edge import protection
 
     return (
-        Grounds(lambda: protection.head_ground(root, config_text, read=False)),
+        Grounds(lambda: protection.head_ground(root, config_text, features, read=False)),
         lambda path: protection.committed(root, path),
     )
 

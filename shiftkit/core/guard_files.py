@@ -4,10 +4,12 @@ list changes a status field."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
+
+TYPE_CHECKING = False  # (typing is not imported on the guard's path: decision 0070)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 
