@@ -915,3 +915,22 @@ def test_a_cd_that_may_not_happen_never_hides_a_denial(
 ) -> None:
     command, _ = denied
     assert guard.check_command(prefix + command, SITE) is not None, prefix + command
+
+
+def test_the_deadline_is_kept_off_the_main_thread_too() -> None:
+    """The deadline is an interval timer's signal, which only the main thread may handle;
+    elsewhere a watchdog thread keeps it (decision 0070)."""
+    import threading
+
+    def nowhere(cwd: str | None) -> tuple[Path | None, str]:
+        return None, "features.json"
+
+    found: list[tuple[int, str]] = []
+    payload = pre_tool_use({"command": "git commit -n -m x"}).encode()
+    worker = threading.Thread(
+        target=lambda: found.append(guard.run_with_deadline(payload, nowhere))
+    )
+    worker.start()
+    worker.join(30)
+    assert found and found[0][0] == 2 and "-n" in found[0][1], found
+    assert guard.run_with_deadline(b"", nowhere) == (0, "")

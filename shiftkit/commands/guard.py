@@ -252,16 +252,15 @@ def run_with_deadline(
     say: Callable[[str], None] | None = None,
 ) -> tuple[int, str]:
     """`run_hook`, watched: past `seconds` the process prints one shiftkit: line and exits 2
-    (deny) from a watchdog thread, whatever the decision is waiting on."""
+    (deny), whatever the decision is waiting on. An interval timer's signal interrupts a
+    blocking read as a watchdog thread would, without starting one before every tool call
+    (decision 0070); off the main thread, where no signal handler can be set, a thread."""
+    import signal
     import sys
-    import threading
 
     configure_installation()
-    done = threading.Event()
 
-    def watchdog() -> None:
-        if done.wait(seconds):
-            return
+    def expire(*_: object) -> None:
         line = (
             f"shiftkit: guard: no decision within {seconds:g} s (a file that never ends, a "
             f"FIFO, a command too large to read in time); denied. Check the project's files "
@@ -269,6 +268,32 @@ def run_with_deadline(
         )
         (say or (lambda text: print(text, file=sys.stderr, flush=True)))(line)
         os._exit(2)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread
+        return _run_watched(raw, locate, seconds, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run_hook(raw, locate)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_watched(
+    raw: bytes,
+    locate: Callable[[str | None], tuple[Path | None, str | Site]],
+    seconds: float,
+    expire: Callable[[], None],
+) -> tuple[int, str]:
+    import threading
+
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if not done.wait(seconds):
+            expire()
 
     threading.Thread(target=watchdog, daemon=True).start()
     try:
