@@ -294,7 +294,8 @@ def add(
     depends_on: tuple[str, ...],
     oracle_paths: tuple[str, ...],
 ) -> int:
-    """Append a feature to the list (the only change to definitions allowed)."""
+    """A person's action: append a feature to the list (the only change to definitions
+    allowed; the guard denies it to an agent)."""
     from shiftkit.commands import definitions
 
     definitions.add(
@@ -660,7 +661,7 @@ def guard() -> int:
     """PreToolUse hook (Claude Code, Codex CLI): deny the ways around the commit hooks."""
     from shiftkit.commands import guard as guard_mod
 
-    return guard_mod.guard_cmd(b"" if sys.stdin.isatty() else sys.stdin.buffer.read(), _warn)
+    return guard_mod.guard_cmd(guard_mod.hook_input(), _warn)
 
 
 @cli.command(short_help="What the work cost: tokens, money, and the cost per passing feature.")

@@ -28,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
             from shiftkit import githooks
 
             return githooks.main(args[1:])
+        if args == ["guard"]:
+            # The harness runs the guard before every tool call: past click (decision 0070).
+            from shiftkit.commands import guard
+
+            return guard.guard_cmd(guard.hook_input(), _stderr)
         if args[:1] == ["merge-features"] and _plain(args[1:], 3):
             # git runs the merge driver as it runs hooks: past click, as `cli` would call it.
             from pathlib import Path
@@ -53,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 def _asks_for_help(args: list[str]) -> bool:

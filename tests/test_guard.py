@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import fuzz_examples, run, shiftkit
+from conftest import Result, fuzz_examples, git_ok, run, shiftkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,6 +125,8 @@ DENIED: list[tuple[str, str]] = [
     ("shiftkit release --steal", "a person"),
     ("shiftkit claim F002 --steal", "a person"),
     ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),
+    ("shiftkit add --description 'division' --step 'divide'", "a person"),
+    ("shiftkit add --description twin --step s --verify true", "shiftkit add"),
     # features.json rewritten in place
     ('sed -i \'s/"passes": false/"passes": true/\' features.json', "features.json"),
     ("sed -i.bak -e 's/false/true/' ./features.json", "features.json"),
@@ -276,7 +278,6 @@ ALLOWED = [
     "shiftkit finish -m 'unblock the parser'",
     "shiftkit note 'needs --steal? no'",
     "shiftkit revert --reason 'verifier still fails'",
-    "shiftkit add --description 'division' --step 'divide'",
     "pre-commit run --all-files",
     "SKIP=1 make test",
     "env | grep SKIP",
@@ -384,14 +385,12 @@ def test_file_tools_on_the_feature_list(features_file: Path) -> None:
         features=FEATURES["features"]
         + [{"id": "F002", "category": "c", "description": "new", "steps": ["s"], "passes": False}],
     )
-    assert (
-        guard.decide(write(features_file, json.dumps(appended, indent=2)), root, "features.json")
-        is None
-    )  # appending stays allowed
-    appended["features"][-1]["passes"] = True
-    assert "already passing" in (
-        guard.decide(write(features_file, json.dumps(appended)), root, "features.json") or ""
-    )
+    for passes in (False, True):  # appending is a person's, as `shiftkit add` is
+        appended["features"][-1]["passes"] = passes
+        said = guard.decide(write(features_file, json.dumps(appended)), root, "features.json")
+        assert said is not None and "appends F002" in said and "a person" in said, said
+    grown = edit(features_file, '"attempts": 1\n    }', '"attempts": 1\n    }, {"id": "F002"}')
+    assert "appends F002" in (guard.decide(grown, root, "features.json") or "")
     removed = write(features_file, json.dumps({"features": FEATURES["features"][:1]}))
     assert "removes F001" in (guard.decide(removed, root, "features.json") or "")
     relative = edit(Path("features.json"), '"passes": false', '"passes": true')
@@ -516,6 +515,22 @@ def test_hook_contract_in_a_scaffold(scaffold: Path) -> None:
     assert hooks.returncode == 2 and ".shiftkit.toml" in hooks.stderr
     settings = json.loads((scaffold / ".claude" / "settings.json").read_text())
     assert ".shiftkit/hook guard" in json.dumps(settings["hooks"]["PreToolUse"])
+
+
+def test_a_shiftkit_folder_in_the_project_is_not_what_the_hook_runs(scaffold: Path) -> None:
+    """`.shiftkit/hook` ran `python -m shiftkit`, whose path starts with the project's own
+    folder: a `shiftkit/__main__.py` written there replaced the guard (and every hook the
+    script runs). `-P` keeps the project's folder off the path (decision 0070)."""
+    planted = scaffold / "shiftkit"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("")
+    (planted / "__main__.py").write_text("raise SystemExit(0)\n")
+    denied = run(
+        [str(scaffold / ".shiftkit" / "hook"), "guard"],
+        scaffold,
+        input=pre_tool_use({"command": "git commit --no-verify -m x"}, cwd=scaffold),
+    )
+    assert denied.returncode == 2 and "no-verify" in denied.stderr, denied.output
 
 
 BAD_PAYLOADS: list[tuple[bytes, int]] = [
@@ -686,6 +701,83 @@ def test_allowed_at_site(command: str) -> None:
     assert guard.check_command(command, SITE) is None, command
 
 
+# -- claim refs under the project's own `ref_prefix` (decision 0070) ---------------------------
+
+BRANCH_CLAIMS = guard.Site(
+    "features.json", (), "/work/proj", "", claims="refs/heads/team-claims/"
+)  # a host that allows only branches
+TAG_CLAIMS = guard.Site("features.json", (), "/work/proj", "", claims="refs/tags/claims/")
+DENIED_CLAIM_REFS: list[tuple[guard.Site, str]] = [
+    (BRANCH_CLAIMS, "git push origin HEAD:refs/heads/team-claims/F001"),
+    (BRANCH_CLAIMS, "git push -q origin +HEAD:refs/heads/team-claims/F001"),
+    (BRANCH_CLAIMS, "git push origin HEAD:team-claims/F001"),
+    (BRANCH_CLAIMS, "git push origin team-claims/F001"),
+    (BRANCH_CLAIMS, "git push origin :refs/heads/team-claims/F001"),
+    (BRANCH_CLAIMS, "git push --delete origin refs/heads/team-claims/F001"),
+    (BRANCH_CLAIMS, "git push origin 'refs/heads/*:refs/heads/*'"),
+    (BRANCH_CLAIMS, "git update-ref -d refs/heads/team-claims/F001"),
+    (BRANCH_CLAIMS, "git update-ref refs/heads/team-claims/F001 HEAD"),
+    (BRANCH_CLAIMS, "git push origin HEAD:refs/shiftkit/claims/F001"),  # the default too
+    (TAG_CLAIMS, "git push origin HEAD:refs/tags/claims/F001"),
+    (TAG_CLAIMS, "git push origin claims/F001"),
+    (TAG_CLAIMS, "git update-ref refs/tags/claims/F001 HEAD"),  # (other tags are allowed)
+    (TAG_CLAIMS, "git update-ref -d refs/tags/claims/F001"),
+]
+ALLOWED_CLAIM_REFS: list[tuple[guard.Site, str]] = [
+    (BRANCH_CLAIMS, "git push origin main"),
+    (BRANCH_CLAIMS, "git push origin HEAD:refs/heads/feature/team"),
+    (BRANCH_CLAIMS, "git push origin HEAD:refs/heads/team-claims-notes"),
+    (BRANCH_CLAIMS, "git push -u origin team"),
+    (BRANCH_CLAIMS, "git fetch origin 'refs/heads/team-claims/*:refs/remotes/origin/tc/*'"),
+    (BRANCH_CLAIMS, "git update-ref refs/tags/v1 HEAD"),
+    (TAG_CLAIMS, "git push origin v1.0"),
+    (TAG_CLAIMS, "git push origin HEAD:refs/tags/v1.0"),
+    (TAG_CLAIMS, "git update-ref refs/tags/v1 HEAD"),
+    (TAG_CLAIMS, "git push origin 'refs/heads/*:refs/heads/*'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("site", "command"), DENIED_CLAIM_REFS, ids=[c for _, c in DENIED_CLAIM_REFS]
+)
+def test_claim_refs_under_the_ref_prefix_are_denied(site: guard.Site, command: str) -> None:
+    reason = guard.check_command(command, site)
+    assert reason is not None, command
+    assert "claim" in reason and "shiftkit" in reason, reason
+
+
+@pytest.mark.parametrize(
+    ("site", "command"), ALLOWED_CLAIM_REFS, ids=[c for _, c in ALLOWED_CLAIM_REFS]
+)
+def test_other_refs_beside_the_ref_prefix_are_allowed(site: guard.Site, command: str) -> None:
+    assert guard.check_command(command, site) is None, command
+
+
+def test_the_hook_reads_the_committed_ref_prefix(scaffold: Path) -> None:
+    """The guard knew only `refs/shiftkit/`: with claims kept under a branch folder, a plain
+    `git push origin HEAD:refs/heads/team-claims/F001` planted a claim."""
+    plant = "git push origin HEAD:refs/heads/team-claims/F001"
+
+    def guarded(command: str) -> Result:
+        return shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+
+    assert guarded(plant).returncode == 0  # (another project's refs: nothing to guard)
+    config = scaffold / ".shiftkit.toml"
+    text = config.read_text()
+    config.write_text(
+        text.replace(
+            'ref_prefix = "refs/shiftkit/claims/"', 'ref_prefix = "refs/heads/team-claims/"'
+        )
+    )
+    assert config.read_text() != text
+    assert guarded(plant).returncode == 0  # the committed settings are the judge's
+    git_ok(scaffold, "commit", "-q", "-am", "Keep claims in a branch folder")
+    denied = guarded(plant)
+    assert denied.returncode == 2 and "claim ref by hand" in denied.stderr, denied.stderr
+    assert guarded("git update-ref -d refs/heads/team-claims/F001").returncode == 2
+    assert guarded("git push origin HEAD:refs/heads/team-claims-x").returncode == 0
+
+
 @pytest.mark.parametrize(
     ("command", "code"),
     [
@@ -823,3 +915,22 @@ def test_a_cd_that_may_not_happen_never_hides_a_denial(
 ) -> None:
     command, _ = denied
     assert guard.check_command(prefix + command, SITE) is not None, prefix + command
+
+
+def test_the_deadline_is_kept_off_the_main_thread_too() -> None:
+    """The deadline is an interval timer's signal, which only the main thread may handle;
+    elsewhere a watchdog thread keeps it (decision 0070)."""
+    import threading
+
+    def nowhere(cwd: str | None) -> tuple[Path | None, str]:
+        return None, "features.json"
+
+    found: list[tuple[int, str]] = []
+    payload = pre_tool_use({"command": "git commit -n -m x"}).encode()
+    worker = threading.Thread(
+        target=lambda: found.append(guard.run_with_deadline(payload, nowhere))
+    )
+    worker.start()
+    worker.join(30)
+    assert found and found[0][0] == 2 and "-n" in found[0][1], found
+    assert guard.run_with_deadline(b"", nowhere) == (0, "")

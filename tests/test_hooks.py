@@ -29,6 +29,64 @@ def test_commit_msg_hook_is_light(scaffold: Path) -> None:
     assert not {"jsonschema", "click", "json"} & modules
 
 
+# What the guard's process may not import, run as the harness runs it (decision 0070): the
+# CLI and its parser, the schema, GitPython, `subprocess` (git runs through posix_spawn),
+# what `shutil`, `dataclasses` and the project module would add for one lookup each, `runpy`
+# (`-m`), and TOML and the settings' types once this version of the settings was read.
+GUARD_HEAVY = (
+    "click",
+    "shiftkit.cli",
+    "jsonschema",
+    "git",
+    "subprocess",
+    "shutil",
+    "dataclasses",
+    "shiftkit.core.features",
+    "shiftkit.edge.project",
+    "runpy",
+    "tomllib",
+    "typing",
+    "shiftkit.core.config",
+)
+LONG_COMMAND = (
+    "cd src && pytest -q tests/test_todo.py -k 'add or remove' 2>&1 | tail -20 && git add -A && "
+    "git commit -m 'F012: the list keeps its order' && git log --oneline -3; " * 8
+)[:500]
+
+
+def guard_payload(project: Path, tool: str, tool_input: dict[str, str]) -> str:
+    return json.dumps(
+        {"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": tool_input}
+        | {"session_id": "s", "cwd": str(project)}
+    )
+
+
+def test_the_guard_as_the_harness_runs_it_is_light(scaffold: Path) -> None:
+    """`.shiftkit/hook guard` (what `.claude/settings.json` and `.codex/hooks.json` run)
+    imported click, subprocess and the CLI before deciding anything."""
+    calls = [
+        ("Bash", {"command": LONG_COMMAND}, 0),
+        ("Bash", {"command": "git commit --no-verify -m x"}, 2),
+        ("Edit", {"file_path": "features.json", "old_string": "false", "new_string": "true"}, 2),
+        ("Write", {"file_path": "src/app.py", "content": "print(1)\n"}, 0),
+    ]
+    # (rule 14's ground is built once per version of the list and settings, then read from
+    # the git dir: the first file-tool call after a change of them may import more)
+    for warm, (tool, tool_input, code) in enumerate([calls[-1], *calls]):
+        result = run(
+            [str(scaffold / ".shiftkit" / "hook"), "guard"],
+            scaffold,
+            input=guard_payload(scaffold, tool, tool_input),
+            env={"PYTHONPROFILEIMPORTTIME": "1"},
+        )
+        assert result.returncode == code, result.output
+        modules = {
+            line.split("|")[-1].strip() for line in result.stderr.splitlines() if "|" in line
+        }
+        assert "shiftkit.commands.guard" in modules, result.stderr[-500:]
+        assert not warm or not set(GUARD_HEAVY) & modules, (tool, set(GUARD_HEAVY) & modules)
+
+
 def _make_list(project: Path, n: int) -> None:
     for i in range(n):
         assert shiftkit(project, "add", "--description", f"F{i}", "--step", "s").returncode == 0

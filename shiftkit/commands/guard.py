@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from shiftkit.core.guard_command import MAX_DEPTH, check_command
 from shiftkit.core.guard_files import (
@@ -43,6 +42,12 @@ from shiftkit.core.guard_paths import (
 )
 from shiftkit.core.guard_shell import split_commands
 from shiftkit.edge import files
+
+TYPE_CHECKING = False  # (typing is not imported on the guard's path: decision 0070)
+if TYPE_CHECKING:
+    from typing import Any
+
+LEDGER_FILE = ".shiftkit/ledger.jsonl"  # (core.ledger.LEDGER_FILE: json and datetime unneeded)
 
 __all__ = [
     "MAX_DEPTH",
@@ -144,7 +149,7 @@ def _where(site: Site, root: Path | None, cwd: Any) -> Site:
     if root is None:
         return site
     top = os.path.realpath(root)
-    located = Site(site.features, site.records, top, None, site.grounds, site.committed)
+    located = site.moved(top, None)
     if not isinstance(cwd, str) or not cwd or "\0" in cwd:
         return located.at("")
     place = located.place(os.path.realpath(cwd))
@@ -213,7 +218,6 @@ def configure_installation() -> None:
     """Tell the guard where the running shiftkit is installed (decision 0063): its package,
     its environment (when it has one of its own), its interpreter, and whether the PATH's
     `pip` and `python` are that environment's."""
-    import shutil
     import sys
 
     import shiftkit
@@ -223,12 +227,22 @@ def configure_installation() -> None:
     prefix = sys.prefix if sys.prefix != sys.base_prefix else None
     ours = False
     if prefix is not None:
-        found = [shutil.which(name) for name in ("pip", "python")]
+        found = [on_path(name) for name in ("pip", "python")]
         ours = any(
             path is not None and os.path.dirname(path) == os.path.join(prefix, "bin")
             for path in found
         )
     guard_install.configure(package, prefix, sys.executable, ours)
+
+
+def on_path(name: str) -> str | None:
+    """The program `name` the PATH runs, as `shutil.which` finds it (shutil is not
+    imported for one lookup: decision 0070)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or os.curdir, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
 
 
 def run_with_deadline(
@@ -238,16 +252,15 @@ def run_with_deadline(
     say: Callable[[str], None] | None = None,
 ) -> tuple[int, str]:
     """`run_hook`, watched: past `seconds` the process prints one shiftkit: line and exits 2
-    (deny) from a watchdog thread, whatever the decision is waiting on."""
+    (deny), whatever the decision is waiting on. An interval timer's signal interrupts a
+    blocking read as a watchdog thread would, without starting one before every tool call
+    (decision 0070); off the main thread, where no signal handler can be set, a thread."""
+    import signal
     import sys
-    import threading
 
     configure_installation()
-    done = threading.Event()
 
-    def watchdog() -> None:
-        if done.wait(seconds):
-            return
+    def expire(*_: object) -> None:
         line = (
             f"shiftkit: guard: no decision within {seconds:g} s (a file that never ends, a "
             f"FIFO, a command too large to read in time); denied. Check the project's files "
@@ -255,6 +268,32 @@ def run_with_deadline(
         )
         (say or (lambda text: print(text, file=sys.stderr, flush=True)))(line)
         os._exit(2)
+
+    try:
+        previous = signal.signal(signal.SIGALRM, expire)
+    except ValueError:  # not the main thread
+        return _run_watched(raw, locate, seconds, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run_hook(raw, locate)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_watched(
+    raw: bytes,
+    locate: Callable[[str | None], tuple[Path | None, str | Site]],
+    seconds: float,
+    expire: Callable[[], None],
+) -> tuple[int, str]:
+    import threading
+
+    done = threading.Event()
+
+    def watchdog() -> None:
+        if not done.wait(seconds):
+            expire()
 
     threading.Thread(target=watchdog, daemon=True).start()
     try:
@@ -296,36 +335,62 @@ def run_hook(
 
 
 def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
-    """The project root and the names the guard protects, or (None, the default list name)."""
+    """The project root and the names the guard protects, or (None, the default list name).
+    Found without click, `subprocess` or TOML once the settings were read (decision 0070)."""
     from shiftkit.core.errors import ShiftkitError
-    from shiftkit.core.ledger import LEDGER_FILE
-    from shiftkit.edge import project
+    from shiftkit.edge import gitio, locate
 
     try:
-        proj = project.find(cwd)
+        top = locate.worktree_root(cwd or os.getcwd())
+        if top is None:
+            return None, "features.json"
+        root = Path(top)
+        git_dir, common = gitio.git_dirs(root)
+        settings, config_text = locate.guard_settings(top, str(common))
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
     try:  # every tool call is a sign of life: the claim's heartbeat
-        from shiftkit.edge import gitio, remote
+        from shiftkit.edge import heartbeat
 
-        git_dir, common = gitio.git_dirs(proj.root)
-        remote.keep_alive(proj.root, git_dir, common, proj.config.claims)
+        held = heartbeat.beat(git_dir, common)
+        if held is not None and settings.remote and settings.claims_enabled:
+            from shiftkit.edge import remote
+
+            cfg = locate.committed_config(top)[0]
+            remote.keep_alive(root, git_dir, common, cfg.claims)
     except (ShiftkitError, OSError, ValueError):
         pass
-    cfg = proj.config
-    records = (cfg.progress, cfg.log.archive, LEDGER_FILE)
-    return proj.root, Site(cfg.features, records, None, None, *_guard_ground(proj.root))
+    records = (settings.progress, settings.archive, LEDGER_FILE)
+    return root, Site(
+        settings.features,
+        records,
+        None,
+        None,
+        *_guard_ground(root, config_text, settings.features if config_text else None),
+        claims=settings.ref_prefix,
+    )
 
 
-def _guard_ground(root: Path) -> tuple[Grounds, Callable[[str], bool]]:
-    """Rule 14's ground at HEAD for the guard, read when first needed, and whether a path is
-    committed at HEAD."""
+def _guard_ground(
+    root: Path, config_text: str | None, features: str | None
+) -> tuple[Grounds, Callable[[str], bool]]:
+    """Rule 14's ground at HEAD for the guard, read when first needed (from HEAD's settings
+    as `guard_site` read them), and whether a path is committed at HEAD."""
     from shiftkit.edge import protection
 
     return (
-        Grounds(lambda: protection.head_ground(root)),
+        Grounds(lambda: protection.head_ground(root, config_text, features, read=False)),
         lambda path: protection.committed(root, path),
     )
+
+
+def hook_input() -> bytes:
+    """The hook's JSON as bytes: stdin, unless it is a terminal (or closed)."""
+    import sys
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return b""
+    return sys.stdin.buffer.read()
 
 
 def guard_cmd(raw: bytes, warn: Callable[[str], None]) -> int:

@@ -4,10 +4,12 @@ list changes a status field."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from shiftkit.core import jsonbound
 from shiftkit.core.errors import BadInput
+
+TYPE_CHECKING = False  # (typing is not imported on the guard's path: decision 0070)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATUS_FIELDS = ("passes", "attempts", "blocked")
 
@@ -51,12 +53,12 @@ def check_file_edit(
             continue
         old = old_by_id.get(item.get("id"))
         if old is None:
-            if item.get("passes") is True:
-                return (
-                    f"{item.get('id')} would be appended already passing; append it with "
-                    f'"passes": false (`shiftkit add`) and finish it with `shiftkit finish`'
-                )
-            continue
+            return (
+                f"this edit appends {item.get('id')} to {features_name}: a feature's definition "
+                f"(its steps, its verifier) is a person's, not the agent's (decision 0050); "
+                f"stop and ask a person to append it, and meanwhile record the proposal with "
+                f"`shiftkit note`"
+            )
         for name in STATUS_FIELDS:
             if old.get(name) != item.get(name):
                 return (

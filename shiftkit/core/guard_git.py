@@ -142,7 +142,7 @@ def check_git(
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
     reason = _check_no_verify(sub, options) or message_reason(sub, options, env)
-    reason = reason or _check_sharing(sub, options)
+    reason = reason or _check_sharing(sub, options, site)
     reason = reason or _check_source(sub, rest, options, site)
     return reason or _check_git_write(sub, options, site, depth, line)
 
@@ -336,7 +336,7 @@ SYNC_INSTEAD = (
 FETCHED = {"FETCH_HEAD", "@{u}", "@{upstream}", "@{push}"}
 
 
-def _check_sharing(sub: str, options: Options) -> str | None:
+def _check_sharing(sub: str, options: Options, site: Site) -> str | None:
     """Work crosses clones through `shiftkit sync` (decision record 0043): a pull brings
     commits no judge here has passed, and git stages their files before the hooks refuse
     to move the branch; a force push or a deletion drops commits other clones hold."""
@@ -362,7 +362,7 @@ def _check_sharing(sub: str, options: Options) -> str | None:
         or name == "-d"
         for name in names
     )
-    claims = [spec for spec in options.positional[1:] if _claim_ref(spec)]
+    claims = [spec for spec in options.positional[1:] if claim_ref(spec, site.claims)]
     if claims:
         return (
             f"`git push {claims[0]}` writes a claim ref by hand; claims change only through "
@@ -382,12 +382,23 @@ def _check_sharing(sub: str, options: Options) -> str | None:
 CLAIM_REF = re.compile(r"^refs/shiftkit/|^refs/.*\bshiftkit-claims/")
 
 
-def _claim_ref(spec: str) -> bool:
-    """Whether a push refspec's destination is a claim ref: under `refs/shiftkit/` (the
-    default `ref_prefix`) or a `shiftkit-claims/` folder (the prefix the README suggests for a
-    host that allows only branches)."""
+def claim_ref(spec: str, prefix: str) -> bool:
+    """Whether a push refspec's destination is (or, as a pattern, covers) a claim ref: under
+    the project's `ref_prefix`, under `refs/shiftkit/` (the default) or in a
+    `shiftkit-claims/` folder (the prefix the README suggests for a host that allows only
+    branches). A destination without `refs/` is the branch or tag git takes it for."""
     destination = spec.lstrip("+").rpartition(":")[2] or spec.lstrip("+")
-    return CLAIM_REF.search(destination) is not None
+    named = [destination] if destination.startswith("refs/") else []
+    named = named or [f"refs/heads/{destination}", f"refs/tags/{destination}"]
+    return any(is_claim_ref(name, prefix) for name in named)
+
+
+def is_claim_ref(ref: str, prefix: str) -> bool:
+    """Whether ``ref`` is a claim ref, or a pattern (`refs/*`) that covers some."""
+    if "*" in ref:
+        stem = ref.partition("*")[0]
+        return any(p.startswith(stem) or stem.startswith(p) for p in (prefix, "refs/shiftkit/"))
+    return ref.startswith(prefix) or CLAIM_REF.search(ref) is not None
 
 
 def _check_history(sub: str, options: Options) -> str | None:
@@ -419,8 +430,9 @@ def _check_git_write(
         )
     if sub == "update-ref":
         refs = options.positional[:1]
-        if "--stdin" in names or (refs and not refs[0].startswith(SAFE_REFS)):
-            where = "a claim" if refs and refs[0].startswith("refs/shiftkit/") else "a branch"
+        claim = bool(refs) and is_claim_ref(refs[0], site.claims)
+        if "--stdin" in names or claim or (refs and not refs[0].startswith(SAFE_REFS)):
+            where = "a claim" if claim else "a branch"
             return (
                 f"`git update-ref` moves {where} without the hooks or shiftkit; claims change "
                 f"through `shiftkit claim`/`shiftkit release`, branches through commits: "

@@ -20,9 +20,10 @@ USE_SHIFTKIT = (
     "so the hooks run; give up an attempt with `shiftkit revert`"
 )
 PERSON = "stop and ask a person"
+CLAIMS_PREFIX = "refs/shiftkit/claims/"  # (core.config's default ref_prefix)
 INSTEAD = {
     "features": "status fields change only through `shiftkit finish`, `shiftkit revert` or a "
-    "person's `shiftkit unblock`; new features are appended with `shiftkit add`",
+    "person's `shiftkit unblock`; a new feature is a person's to append",
     "hooks": f"the commit hooks are what make a shift's work count; {USE_SHIFTKIT}",
     "gitdir": f"it holds the commit hooks and the history; {USE_SHIFTKIT}",
     "gitconfig": f"git's config decides which hooks run, and changing it is a person's action; "
@@ -65,7 +66,7 @@ class Site:
     (`cwd`: project-relative, "" the root; an absolute path: outside the project; None: not
     known, so relative paths count from the root with any leading `../` dropped)."""
 
-    __slots__ = ("committed", "cwd", "features", "grounds", "records", "root")
+    __slots__ = ("claims", "committed", "cwd", "features", "grounds", "records", "root")
 
     def __init__(
         self,
@@ -75,6 +76,7 @@ class Site:
         cwd: str | None = None,
         grounds: Grounds | None = None,
         committed: Callable[[str], bool] | None = None,
+        claims: str = CLAIMS_PREFIX,
     ) -> None:
         self.features = features
         self.records = records
@@ -84,9 +86,16 @@ class Site:
         # committed at HEAD (decision record 0048); None: not known, nothing is protected
         self.grounds = grounds
         self.committed = committed
+        self.claims = claims  # where the remote keeps claims ([shiftkit.claims] ref_prefix)
 
     def at(self, cwd: str | None) -> Site:
-        return Site(self.features, self.records, self.root, cwd, self.grounds, self.committed)
+        return self.moved(self.root, cwd)
+
+    def moved(self, root: str | None, cwd: str | None) -> Site:
+        """This site at another root and place, with the same names and ground."""
+        return Site(
+            self.features, self.records, root, cwd, self.grounds, self.committed, self.claims
+        )
 
     def inside(self, absolute: str) -> str | None:
         """The project-relative form of an absolute path under the root ("" the root)."""

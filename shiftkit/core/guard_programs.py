@@ -29,6 +29,12 @@ def check_shiftkit(args: list[str]) -> str | None:
             f"`shiftkit {sub}` (record what is in the way with `shiftkit note`, or give up "
             f"the attempt with `shiftkit revert --reason`)"
         )
+    if sub == "add":
+        return (
+            "`shiftkit add` appends a feature, and a feature's definition (its steps and "
+            f"verifier) is a person's, not the agent's (decision 0050); {PERSON} to add it, "
+            "and meanwhile record the proposal with `shiftkit note`"
+        )
     if sub == "setup" and any(word.startswith("--trust") for word in options.positional[1:]):
         return (
             f"`shiftkit setup --trust-installation` records which shiftkit judges this clone: "

@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
-from typing import Any
 
 from shiftkit.core.errors import BadInput
+
+TYPE_CHECKING = False  # (typing is not imported on the guard's path: decision 0070)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 64  # arrays and objects inside each other: shiftkit's own files nest 4 deep
 MAX_DIGITS = 64  # digits of one integer: counts and attempts are far below 10**20

@@ -32,11 +32,11 @@ SHIFT_PROMPT = (
 )
 INITIALIZER_PROMPT = (
     "You are the initializer session of a new project. Read AGENTS.md and "
-    "claude-progress.txt (the goal). Write the project's feature list with `shiftkit add "
-    "--description ... --step ... --verify CMD` (one call per feature, in priority order, each "
-    "with a verify command that exits 0 when the feature works), commit it, then take F000 "
-    "with `shiftkit claim` and make the environment build (`./init.sh`, `./init.sh smoke`) and "
-    "`shiftkit finish -m ...`. Leave the tree clean, then stop."
+    "claude-progress.txt (the goal). Take F000 with `shiftkit claim` and make the environment "
+    "build (`./init.sh`, `./init.sh smoke`). The feature list is a person's to write: propose "
+    "the project's features with `shiftkit note` (one note per feature, in priority order, "
+    "each with its steps and a verify command that exits 0 when it works), then `shiftkit "
+    "finish -m ...`. Leave the tree clean, then stop: a person appends the features."
 )
 
 

@@ -158,12 +158,17 @@ def features_name(config_text: str | None) -> str | None:
 
 
 def cached_ground(
-    root: Path | str, common: Path | str, rev: str, config_text: str | None
+    root: Path | str,
+    common: Path | str,
+    rev: str,
+    config_text: str | None,
+    features: str | None = None,
 ) -> protected.Ground | None:
     """The ground at ``rev`` (a commit): read from the git dir when it was built from the same
     settings and list blobs before, else built and kept there. None: ``rev`` holds no list
-    (a change on it establishes one: rule 14 does not apply, as `rules.evaluate` says)."""
-    name = features_name(config_text)
+    (a change on it establishes one: rule 14 does not apply, as `rules.evaluate` says).
+    ``features``: the list's name in ``config_text``, when the caller parsed it already."""
+    name = features or features_name(config_text)
     cfg = None
     if name is None:
         cfg = _parse(config_text)
@@ -238,14 +243,24 @@ def build_ground(root: Path | str, rev: str, cfg: Config, list_oid: str | None) 
     return rules.ground_of([side], change, (cfg.features, cfg.progress, cfg.log.archive))
 
 
-def head_ground(root: Path | str) -> protected.Ground | None:
-    """HEAD's ground, for the guard (None: no commit, no list, or git cannot say)."""
+def head_ground(
+    root: Path | str,
+    config_text: str | None = None,
+    features: str | None = None,
+    *,
+    read: bool = True,
+) -> protected.Ground | None:
+    """HEAD's ground, for the guard (None: no commit, no list, or git cannot say); with
+    ``read`` False, ``config_text`` is HEAD's `.shiftkit.toml` as the caller read it (and
+    ``features`` the list's name it gives)."""
     from pathlib import Path
 
     try:
-        found = gitio.read_blobs_with_ids(root, [f"HEAD:{CONFIG_FILE}"])[0]
+        if read:
+            found = gitio.read_blobs_with_ids(root, [f"HEAD:{CONFIG_FILE}"])[0]
+            config_text = found[1] if found else None
         _, common = gitio.git_dirs(Path(root))
-        return cached_ground(root, common, "HEAD", found[1] if found else None)
+        return cached_ground(root, common, "HEAD", config_text, None if read else features)
     except (gitio.GitFailed, OSError, ValueError):
         return None
 
