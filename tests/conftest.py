@@ -75,7 +75,8 @@ def git_environment(monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> Non
     for key, value in session_environment(isolated_home).items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("SHIFTKIT_DEBUG", raising=False)
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+    # (the suite run from inside an agent's shell: `start` would say its hooks are not running)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "CLAUDECODE", "CODEX_THREAD_ID"):
         monkeypatch.delenv(key, raising=False)
 
 

@@ -7,7 +7,7 @@ a regression sample, demoting (in a commit) a passing feature that now fails.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -251,13 +251,77 @@ def setup_warnings(ctx: Context) -> tuple[str, ...]:
     if installation.recorded(ctx.common_dir) is None:
         installation.record(ctx.common_dir)  # the first start (or setup) of a clone: its judge
     changed = installation.problem(ctx.common_dir)
-    lines = (f"WARNING: {changed}",) if changed else ()
+    lines: tuple[str, ...] = (f"WARNING: {changed}",) if changed else ()
+    lines += hook_file_warnings(ctx)
     lacking = setup.missing(ctx.root, ctx.common_dir)
     if not lacking:
         return lines
     return (
         *lines,
         f"WARNING: not set up here, missing {', '.join(lacking)}: run `shiftkit setup`",
+    )
+
+
+HOOK_FILES = {
+    ".claude/settings.json": "Claude Code",
+    ".codex/hooks.json": "Codex CLI",
+    ".pre-commit-config.yaml": "the pre-commit framework",
+}
+WHAT_EACH_DOES = {
+    "SessionStart": "this brief",
+    "PreToolUse": "the guard",
+    "Stop": "the stop check",
+    "shiftkit-pre-commit": "the rules on the staged tree",
+    "shiftkit-commit-msg": "the rules on the message",
+}
+
+
+def hook_file_warnings(ctx: Context) -> tuple[str, ...]:
+    """A line per committed hook file that lacks shiftkit's handlers at HEAD (issue 27.1):
+    every later session of that harness runs without them. A file gone counts where the
+    project has shiftkit's hook script (it was set up with it)."""
+    from shiftkit.core import protected
+
+    names = list(HOOK_FILES)
+    texts = gitio.read_blobs(ctx.root, [f"HEAD:{name}" for name in [*names, ".shiftkit/hook"]])
+    if texts[-1] is None:
+        return ()
+    lines = []
+    for name, text in zip(names, texts[:-1], strict=True):
+        lacking = protected.missing_handlers(name, text)
+        if lacking:
+            what = ", ".join(f"{item} ({WHAT_EACH_DOES[item]})" for item in lacking)
+            state = "is gone" if text is None else f"lacks shiftkit's {what}"
+            without = "shiftkit" if text is None else "it" if len(lacking) == 1 else "them"
+            lines.append(
+                f"WARNING: {name} at HEAD {state}: {HOOK_FILES[name]} runs without "
+                f"{without}; ask a person to restore it (a person action, rule 14)"
+            )
+    return tuple(lines)
+
+
+def unhooked_warning(git_dir: Path, environ: Mapping[str, str]) -> str | None:
+    """`start` run by hand inside an agent's shell (Claude Code sets CLAUDECODE, Codex CLI
+    CODEX_THREAD_ID) where no SessionStart hook of this session recorded it: the harness's
+    hooks are not running here, and the guard and the stop check with them (issue 27.1)."""
+    from shiftkit.edge import session
+
+    recorded, _ = session.recorded(git_dir)
+    thread = environ.get("CODEX_THREAD_ID", "").strip()
+    if thread:
+        if recorded == thread:
+            return None
+        harness, file, hint = "Codex CLI", ".codex/hooks.json", " (Codex runs them once trusted)"
+    elif environ.get("CLAUDECODE", "").strip() == "1":
+        if recorded is not None:
+            return None  # (its session id is not in the shell: a hook ran here once)
+        harness, file, hint = "Claude Code", ".claude/settings.json", ""
+    else:
+        return None
+    return (
+        f"WARNING: this session was not started by {harness}'s SessionStart hook "
+        f"({file}): its hooks are not running here, so neither is the guard nor the stop "
+        f"check; tell a person{hint}"
     )
 
 
@@ -409,6 +473,9 @@ def start_cmd(
 
             ledger.remember_transcript(ctx, Path(transcript).expanduser(), named)
         code = start(ctx, brief, as_json, check, say, skipped, harness)
+        unhooked = None if hook_input else unhooked_warning(ctx.git_dir, os.environ)
+        if unhooked is not None and not as_json:
+            say(unhooked)
         if not hook_input:  # (a person at a terminal: would Codex run this project's hooks?)
             from shiftkit.commands import advice
 

@@ -502,6 +502,26 @@ def shiftkit_part(path: str, text: str | None) -> object:
     return tuple(part)
 
 
+HANDLED_EVENTS = ("SessionStart", "PreToolUse", "Stop")  # the brief, the guard, the stop check
+PRE_COMMIT_IDS = ("shiftkit-pre-commit", "shiftkit-commit-msg")
+
+
+def missing_handlers(path: str, text: str | None) -> list[str]:
+    """What of shiftkit's handlers the committed hook file ``path`` lacks: the harness
+    events (`HANDLED_EVENTS`) with no shiftkit hook in `.claude/settings.json` or
+    `.codex/hooks.json` (every one when the file is gone, does not parse, or disables all
+    hooks), or the shiftkit hook ids missing from `.pre-commit-config.yaml`."""
+    if path == ".pre-commit-config.yaml":
+        part = _pre_commit_part(text or "")
+        listed = " ".join(str(item) for item in part) if isinstance(part, tuple) else ""
+        return [name for name in PRE_COMMIT_IDS if f"'id': '{name}'" not in listed]
+    part = shiftkit_part(path, text)
+    if not isinstance(part, tuple) or not part or part[0] not in (None, False):
+        return list(HANDLED_EVENTS)
+    present = {entry[0] for entry in part[1:] if isinstance(entry, tuple) and len(entry) == 3}
+    return [event for event in HANDLED_EVENTS if event not in present]
+
+
 def _pre_commit_part(text: str) -> object:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError

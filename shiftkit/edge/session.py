@@ -84,7 +84,7 @@ def record_session(git_dir: Path, session_id: str) -> None:
         state.write_json(path, value)
 
 
-def _recorded(git_dir: Path) -> tuple[str | None, str | None]:
+def recorded(git_dir: Path) -> tuple[str | None, str | None]:
     """(the recorded harness session, the `run` session it stands for)."""
     recorded = state.read_json(state.worktree_state(git_dir) / SESSION)
     if not isinstance(recorded, dict):
@@ -99,7 +99,7 @@ def _recorded(git_dir: Path) -> tuple[str | None, str | None]:
 def harness_session(git_dir: Path, run_session: str) -> str | None:
     """The harness's own id for the session `shiftkit run` named ``run_session``, if its
     SessionStart hook recorded one."""
-    value, run = _recorded(git_dir)
+    value, run = recorded(git_dir)
     return value if run == run_session else None
 
 
@@ -108,7 +108,7 @@ def current(git_dir: Path) -> str:
     `shiftkit run`, for the session ``$SHIFTKIT_SESSION`` names), else $SHIFTKIT_SESSION,
     else "manual" (a person at a terminal)."""
     named = os.environ.get("SHIFTKIT_SESSION", "").strip()
-    value, run = _recorded(git_dir)
+    value, run = recorded(git_dir)
     if named:
         return value if value and run == named else named
     return value or "manual"
