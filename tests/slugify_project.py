@@ -235,17 +235,21 @@ SEEDS: tuple[Seed, ...] = (
 def unpack(into: Path) -> tuple[Path, Path]:
     """(the project: python-slugify's sdist unpacked as a fresh git repository with one commit,
     the folder holding text_unidecode to put on PYTHONPATH)."""
-    with tarfile.open(SDIST) as archive:
-        archive.extractall(into, filter="data")
+    _extract(SDIST, into)
     project = into / "python-slugify"
     (into / "python-slugify-5.0.2").rename(project)
     for generated in ("PKG-INFO", "python_slugify.egg-info"):
         _remove(project / generated)
     site = into / "site-packages"
-    with tarfile.open(UNIDECODE) as archive:
-        archive.extractall(into, filter="data")
+    _extract(UNIDECODE, into)
     (into / "text-unidecode-1.3" / "src").rename(site)
     return project, site
+
+
+def _extract(archive: Path, into: Path) -> None:
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # (3.11.4 on)
+    with tarfile.open(archive) as opened:
+        opened.extractall(into, **safe)
 
 
 def _remove(path: Path) -> None:
@@ -268,8 +272,9 @@ def adopt(
     project: Path, site: Path, run: Run, groups: Mapping[str, Sequence[str]] = GROUPS
 ) -> dict[str, str]:
     """Commit the sdist, adopt shiftkit (`shiftkit new . --defaults`), add one feature per
-    group and finish each through a claim, as a user would: every verifier passes once under
-    `finish`, which records its read set. Returns feature id → verify command."""
+    group and finish each through a claim, as a user would — every verifier passes under
+    `finish`, which records its read set — then run CI's `check` at HEAD. Returns feature id
+    → verify command."""
     run(["git", "init", "-q"])
     run(["git", "add", "-A"])
     run(["git", "commit", "-q", "-m", "python-slugify 5.0.2, from its sdist"])
