@@ -1,19 +1,25 @@
 """Read sets (decision record 0053): the cost of measuring what a verifier reads, and how well
 the measured sets select the features a change breaks.
 
-Run: python bench/readset.py [--rounds N]
+Run: python bench/readset.py [--rounds N] [--cost-only | --real-only] [--seeds]
 Bars (issue 26): a real pytest verifier run under strace (recording its read set) ÷ the same
 verifier untraced <= 1.3, in CPU time (the verifier's, strace's and the parse's: what the
 recording costs, steady on a loaded machine); the wall-clock ratio is reported beside it.
 Reported: recall (bar: 1.00, every seeded break selected) and
 precision of the selection over seeded breaks of every file of a small Python project — each
 tracked file in turn made unreadable as Python (and a shadowing `pytest.py` and a failing
-root `conftest.py` added), every verifier run to see which really break.
+root `conftest.py` added), every verifier run to see which really break — and of a real one
+(decision record 0071): python-slugify 5.0.2's sdist (vendored in tests/data/) adopted with
+shiftkit, ten features whose verifiers run groups of its own tests, passed through `finish` and
+`check -j 1`, then the seeds of tests/slugify_project.py (every function and constant of
+slugify/, its tests' data, test settings, deletions, shadowing additions).
+Run `python bench/readset.py --real-only` for the real project's rows alone.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import statistics
@@ -23,6 +29,9 @@ from pathlib import Path
 from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import slugify_project
 
 from shiftkit.core import affected
 from shiftkit.edge import readsets, verify
@@ -82,18 +91,18 @@ def measure_sets(project: Path, env: dict[str, str]) -> dict[str, affected.ReadS
         with readsets.measuring() as measure:
             if measure is None:
                 raise SystemExit("bench: strace is missing or cannot trace here")
-            outcome = verify.run_command(command, project, 120, prefix=measure.prefix)
+            outcome = verify.run_command(command, project, 120, env, measure.prefix)
             if not outcome.ok:
                 raise SystemExit(f"bench: {feature_id} fails\n{outcome.output}")
             sets[feature_id] = measure.read_set(project, tree, command)
     return sets
 
 
-def _failing(project: Path) -> set[str]:
+def _failing(project: Path, env: dict[str, str]) -> set[str]:
     return {
         feature_id
         for feature_id, command in VERIFIERS.items()
-        if not verify.run_command(command, project, 120).ok
+        if not verify.run_command(command, project, 120, env).ok
     }
 
 
@@ -131,7 +140,7 @@ def accuracy(project: Path, env: dict[str, str]) -> tuple[int, int, int, int]:
         sh(["git", "add", "-A"], project, env)
         change = readsets.change(project, base, sh(["git", "write-tree"], project, env).strip())
         predicted = set(affected.affected(ids, sets, change.paths, change.added, change.resized))
-        broken = _failing(project)
+        broken = _failing(project, env)
         _clean(project, env)
         hit += len(predicted & broken)
         breaks += len(broken)
@@ -139,9 +148,55 @@ def accuracy(project: Path, env: dict[str, str]) -> tuple[int, int, int, int]:
     return hit, breaks, selected, len(seeds)
 
 
-def figures(rounds: int = 5, seeded: bool = True) -> list[Row]:
+def real_project(show: bool = False) -> list[Row]:
+    """Recall and precision on python-slugify adopted (tests/slugify_project.py); ``show``:
+    each seed's failing and selected features on stderr."""
+    home = scratch()
+    saved = dict(os.environ)
+    try:
+        slugify_project.use_environment(home)
+        project, site = slugify_project.unpack(home)
+        env = dict(os.environ)
+        commands = slugify_project.adopt(project, site, lambda argv: sh(argv, project, env))
+        outcomes = slugify_project.measure(project, commands, site=site)
+        found = slugify_project.figures(outcomes)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(home, ignore_errors=True)
+    for one in outcomes if show else ():
+        print(
+            f"{one.seed.name}: fail {' '.join(sorted(one.failing)) or '-'}; "
+            f"selected {' '.join(sorted(one.selected)) or '-'}",
+            file=sys.stderr,
+        )
+    missed = "; ".join(f"{seed}: {feature}" for seed, feature in found.missed[:3])
+    if len(found.missed) > 3:
+        missed += f"; {len(found.missed) - 3} more"
+    return [
+        Row(
+            "python-slugify: misses ÷ seeded breaks (1 - recall)",
+            1 - found.recall,
+            f"recall {found.hit}/{found.breaks}, {found.seeds} seeds, {len(commands)} features"
+            + (f"; missed {missed}" if missed else ""),
+            0.0,
+        ),
+        Row(
+            "python-slugify: precision of the selection",
+            found.precision,
+            f"{found.hit} of {found.selected} selected really broke",
+            None,
+        ),
+    ]
+
+
+def figures(
+    rounds: int = 5, seeded: bool = True, ours: bool = True, show: bool = False
+) -> list[Row]:
     if readsets.tracer() is None:
         return [Row("read sets: strace is missing (not measured)", 0.0, "-", None)]
+    if not ours:
+        return real_project(show)
     home = scratch()
     env = bench_env(home)
     project = build(home, env)
@@ -202,17 +257,18 @@ def figures(rounds: int = 5, seeded: bool = True) -> list[Row]:
     return [
         *rows,
         Row(
-            "read sets: misses ÷ seeded breaks (1 - recall)",
+            "read sets, small project: misses ÷ seeded breaks (1 - recall)",
             1 - recall,
             f"recall {hit}/{breaks}, {seeds} seeded changes",
             0.0,
         ),
         Row(
-            "read sets: precision of the selection",
+            "read sets, small project: precision of the selection",
             precision,
             f"{hit} of {selected} selected really broke",
             None,
         ),
+        *real_project(show),
     ]
 
 
@@ -220,8 +276,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cost-only", action="store_true", help="skip the seeded breaks")
+    parser.add_argument("--real-only", action="store_true", help="python-slugify's rows alone")
+    parser.add_argument("--seeds", action="store_true", help="python-slugify's seeds on stderr")
     args = parser.parse_args()
-    print_rows("read sets", figures(args.rounds, not args.cost_only))
+    rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
+    print_rows("read sets", rows)
 
 
 if __name__ == "__main__":

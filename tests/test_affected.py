@@ -17,6 +17,7 @@ from shiftkit.core.affected import (
     ReadSet,
     affected,
     affected_since,
+    cached_source,
     directories_of,
     from_json,
     normalise,
@@ -102,6 +103,21 @@ def test_paths_are_kept_only_under_the_checkout_as_repository_paths() -> None:
     assert files == {"pkg/m.py"} and stats == {"a.py"}
 
 
+def test_a_source_whose_compiled_cache_was_opened_counts_as_read() -> None:
+    # Python imports pkg/m.py from its bytecode after a stat of the source: the content of the
+    # source reached the run, and a same-size edit of it changes what runs (decision 0071).
+    assert cached_source("pkg/__pycache__/m.cpython-311.pyc") == "pkg/m.py"
+    assert cached_source("__pycache__/test.cpython-311-pytest-9.2.0.pyc") == "test.py"
+    assert cached_source("pkg/m.pyc") == "pkg/m.py" and cached_source("m.pyo") == "m.py"
+    assert cached_source("pkg/m.py") == "" and cached_source("a.pyc.1234") == ""
+    tracked = {"pkg/m.py", "pkg/n.py", "t.py"}
+    looked = ["/r/pkg/m.py", "/r/pkg/n.py", "/r/t.py", "/r/pkg/__pycache__/m.cpython-311.pyc"]
+    opened = ["/r/t.py", "/r/pkg/__pycache__/m.cpython-311.pyc"]
+    files, _, missing, stats = normalise(looked, [], "/r", tracked, opened)
+    assert files == {"pkg/m.py", "t.py"} and stats == {"pkg/n.py"}
+    assert missing == {"pkg/__pycache__/m.cpython-311.pyc"}
+
+
 def test_a_file_only_looked_at_counts_when_a_stat_would_see_the_change() -> None:
     sets = {"F1": _set(files={"t.py"}, stats={"README.md"})}
     # Rewritten at the same size and mode: a stat sees nothing (the mtime of a fresh
@@ -169,6 +185,39 @@ def test_a_real_verifier_run_under_strace_reads_what_it_reads(tmp_path: Path) ->
     change = readsets.change(repo, docs, data)
     assert change.paths == {"data", "data/in.txt"} and change.added == set()
     assert change.resized == {"data/in.txt"}  # ("hello" to "bye")
+
+
+@needs_strace
+def test_a_module_imported_from_its_bytecode_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # (a user's default)
+    repo = tmp_path / "repo"
+    git_ok(tmp_path, "init", "-q", str(repo))
+    write(repo / "pkg" / "__init__.py", "")
+    write(repo / "pkg" / "mod.py", "VALUE = 3\n")
+    write(repo / ".gitignore", "__pycache__/\n")
+    git_ok(repo, "add", "-A")
+    git_ok(repo, "commit", "-q", "-m", "A package")
+    tree = git_ok(repo, "rev-parse", "HEAD^{tree}").strip()
+    command = f"{sys.executable} -c 'import pkg.mod; assert pkg.mod.VALUE == 3'"
+    reads = []
+    for _ in range(2):  # (the first run compiles and writes the bytecode, the second reads it)
+        with readsets.measuring() as measure:
+            assert measure is not None
+            assert verify.run_command(command, repo, 60, prefix=measure.prefix).ok
+            reads.append(measure.read_set(repo, tree, command))
+    assert (repo / "pkg" / "__pycache__").is_dir()
+    assert all("pkg/mod.py" in read.files for read in reads), reads
+    # The same-size edit that breaks it selects it (a stat alone would not see the change).
+    write(repo / "pkg" / "mod.py", "VALUE = 4\n")
+    git_ok(repo, "commit", "-q", "-am", "Four")
+    edited = git_ok(repo, "rev-parse", "HEAD^{tree}").strip()
+    readsets.record(repo / ".git", "F1", reads[1])
+    assert readsets.affected_at(repo, repo / ".git", {"F1": command}, edited) == ["F1"]
+    shutil.rmtree(repo / "pkg" / "__pycache__")  # (a fresh checkout: bytecode stamped by the
+    # second would still pass for an edit in the same second)
+    assert not verify.run_command(command, repo, 60).ok
 
 
 @needs_strace

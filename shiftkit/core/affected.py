@@ -185,7 +185,9 @@ def normalise(
     ``listed`` (directories read). Only paths under ``root`` (itself normalised) and outside
     its ``.git`` count, as repository paths: a path the tree holds (``tracked``) is a file
     read when opened, else a file looked at; one it does not hold (and that is no directory
-    of it) a path looked up that the tree does not hold; a listed directory a directory."""
+    of it) a path looked up that the tree does not hold; a listed directory a directory. A
+    tracked source whose compiled cache was opened (`cached_source`) is a file read: its
+    content reached the run through the cache, after a stat of the source."""
     tracked_dirs = directories_of(tracked)
     reached = None if opened is None else set(_under(opened, root))
     files: set[str] = set()
@@ -198,8 +200,26 @@ def normalise(
             missing.add(relative)
     if reached is not None:
         files |= {path for path in reached if path in tracked}
+        files |= {path for path in map(cached_source, reached) if path in tracked}
         stats -= files
     return frozenset(files), frozenset(_under(listed, root)), frozenset(missing), frozenset(stats)
+
+
+def cached_source(path: str) -> str:
+    """The source file whose content ``path`` — a cache a runner reads instead of it — holds,
+    or ``""``: Python imports a module from ``D/__pycache__/NAME.TAG.pyc`` (pytest's rewritten
+    tests as well) after only a stat of ``D/NAME.py``, and from a ``NAME.pyc`` beside it."""
+    head, _, name = path.rpartition("/")
+    if not name.endswith((".pyc", ".pyo")):
+        return ""
+    parent, _, last = head.rpartition("/")
+    if last == "__pycache__":
+        return _joined(parent, name.split(".", 1)[0] + ".py")
+    return _joined(head, name[:-1])
+
+
+def _joined(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
 
 
 def _under(paths: Iterable[str], root: str) -> Iterable[str]:
