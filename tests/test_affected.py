@@ -238,3 +238,30 @@ def test_strace_is_a_debian_package_ci_installs() -> None:
     assert shutil.which("strace") is None or subprocess.run(["strace", "-V"]).returncode == 0
     ci = (Path(__file__).parent.parent / ".ci" / "run").read_text()
     assert "apt-get install -y -qq strace" in ci
+
+
+def test_shiftkits_own_files_count_only_where_read() -> None:
+    """A resized list or a new archive, looked at by a directory walk, touches nothing;
+    the same list opened by the verifier still does (decision record 0075)."""
+    from shiftkit.core.affected import Change, ReadSet, quieted, touches
+
+    ours = ("features.json", "claude-progress.txt", "progress-archive.md")
+    walked = ReadSet(
+        "t",
+        "c",
+        frozenset({"tests/test_a.py"}),
+        frozenset({""}),
+        frozenset(),
+        frozenset({"features.json", "claude-progress.txt"}),
+    )
+    flip = Change(
+        frozenset({"features.json", "progress-archive.md"}),
+        frozenset({"progress-archive.md"}),
+        frozenset({"features.json", "progress-archive.md"}),
+    )
+    assert touches(walked, flip)  # (as measured: a stat of a resized file, an entry added)
+    assert not touches(walked, quieted(flip, ours))
+    opened = walked._replace(files=walked.files | {"features.json"})
+    assert touches(opened, quieted(flip, ours))
+    code = Change(frozenset({"features.json", "tests/test_a.py"}))
+    assert touches(walked, quieted(code, ours))

@@ -360,3 +360,32 @@ def test_finishs_own_push_runs_no_verifier_again(
     finished = ok(one, "finish", "-m", "three.txt exists")
     assert re.search(r"F002[^;]* still pass", finished) and "claim released" in finished
     assert runs.read_text().count("run") == 1, finished
+
+
+def test_a_finish_publishes_without_re_running_what_only_stats_the_list(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """pytest stats every entry of the root, `features.json` among them, which each finish
+    resizes: the list (and the log) count only where a verifier read them, so a pytest
+    feature the change cannot touch is not run again when the finish is published."""
+    _, one, _ = _team(scaffold, tmp_path)
+    runs = tmp_path / "runs"
+    (one / "tests").mkdir(exist_ok=True)
+    (one / "tests" / "test_three.py").write_text(
+        f"def test_three():\n    open({str(runs)!r}, 'a').write('run\\n')\n"
+    )
+    (one / "sub").mkdir()
+    (one / "sub" / "keep.txt").write_text("kept\n")
+    git_ok(one, "add", "-A")
+    git_ok(one, "commit", "-q", "-m", "Add a test and a folder")
+    _feature(one, "python -m pytest -q -p no:cacheprovider tests/test_three.py")
+    _feature(one, "test -f sub/four.txt")
+    assert git(one, "push", "-q", "origin", "main").returncode == 0
+    ok(one, "claim", "F002")
+    ok(one, "finish", "-m", "the test passes")
+    ok(one, "claim", "F003")
+    runs.unlink()
+    (one / "sub" / "four.txt").write_text("four\n")
+    finished = ok(one, "finish", "-m", "four.txt exists")
+    assert "claim released" in finished, finished
+    assert not runs.exists(), finished

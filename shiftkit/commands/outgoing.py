@@ -15,7 +15,7 @@ from typing import NamedTuple
 from shiftkit.core import features
 from shiftkit.core.errors import Refused
 from shiftkit.edge import culprit, gitio, regression, revisions, state, verify
-from shiftkit.edge.context import Context, short
+from shiftkit.edge.context import Context, bookkeeping, short
 
 Say = Callable[[str], None]
 
@@ -38,14 +38,6 @@ class Verdict(NamedTuple):
             + ")"
             for feature, outcome in self.failing
         )
-
-
-def bookkeeping(ctx: Context) -> set[str]:
-    """shiftkit's own files: a commit changing only these changes no verifier's subject."""
-    from shiftkit.core.ledger import LEDGER_FILE
-
-    cfg = ctx.config
-    return {cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE}
 
 
 def changed_files(ctx: Context, commits: Sequence[revisions.Commit]) -> dict[str, set[str]]:
@@ -92,7 +84,7 @@ def affected(ctx: Context, work: Sequence[regression.Job], tree: str) -> list[re
     from shiftkit.edge import readsets
 
     commands = {job.feature.id: job.command for job in work}
-    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree))
+    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
     return [job for job in work if job.feature.id in touched]
 
 

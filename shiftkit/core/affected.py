@@ -61,6 +61,19 @@ def parent_dir(path: str) -> str:
     return head
 
 
+def quieted(change: Change, quiet: Collection[str]) -> Change:
+    """``change`` with the paths of ``quiet`` (shiftkit's own files: the list, the log, its
+    archive, the ledger) counting only where a verifier read them: their resizing or
+    appearing in a directory it listed or stat'ed changes no test's outcome. Without this,
+    every `finish` — whose list flip resizes `features.json`, which pytest stats at the root
+    — touched every pytest feature measured before it (decision record 0075)."""
+    if not quiet or change.paths.isdisjoint(quiet):
+        return change
+    hushed = frozenset(quiet)
+    resized = change.paths if change.resized is None else change.resized
+    return Change(change.paths, change.added - hushed, resized - hushed)
+
+
 def touches(read_set: ReadSet | None, change: Change) -> bool:
     """Whether ``change`` can change what the run that measured ``read_set`` saw (None:
     unknown, so yes)."""

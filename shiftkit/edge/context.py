@@ -41,6 +41,15 @@ def open_context(cwd: Path | str | None = None) -> Context:
     return ctx
 
 
+def bookkeeping(ctx: Context) -> frozenset[str]:
+    """shiftkit's own files, as repository paths: the list, the log, its archive and the
+    ledger. A commit changing only these changes no verifier's subject."""
+    from shiftkit.core.ledger import LEDGER_FILE
+
+    cfg = ctx.config
+    return frozenset({cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE})
+
+
 def log_time() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 

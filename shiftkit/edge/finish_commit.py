@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from shiftkit.core.errors import Refused
 from shiftkit.edge import gitio, ledger, verify
 from shiftkit.edge.committing import commit as make_commit
-from shiftkit.edge.context import Context, write_features, write_planned_log
+from shiftkit.edge.context import Context, bookkeeping, write_features, write_planned_log
 from shiftkit.edge.undo import undone_on_refusal
 
 if TYPE_CHECKING:
@@ -24,17 +24,12 @@ Say = Callable[[str], None]
 SCRATCH = ("*.log", "notes*", "tmp*", "scratch*")
 
 
-def _ours(ctx: Context) -> set[str]:
-    cfg = ctx.config
-    return {cfg.features, cfg.progress, cfg.log.archive, ledger.LEDGER_FILE}
-
-
 def say_unstaged(ctx: Context, say: Say) -> None:
     """`finish` commits the whole work tree (`git add -A`; what .gitignore matches never):
     it names every path it adds that was not staged, so nothing lands unseen, and warns of
     untracked files that look like scratch (`SCRATCH`, or outside every directory the
     change touches otherwise)."""
-    ours = _ours(ctx)
+    ours = bookkeeping(ctx)
     added = sorted({path for path in verify.unstaged_paths(ctx.root) if path not in ours})
     if added:
         say(f"finish commits the work tree; adding what was not staged: {', '.join(added)}")
@@ -48,7 +43,7 @@ def say_unstaged(ctx: Context, say: Say) -> None:
         )
 
 
-def scratch_paths(ctx: Context, ours: set[str]) -> list[str]:
+def scratch_paths(ctx: Context, ours: frozenset[str]) -> list[str]:
     """Untracked files (not ignored) whose names look like scratch, or that lie outside
     every directory the rest of the change touches."""
     untracked = [
@@ -131,7 +126,7 @@ def _carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], t
 def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
-    ours = _ours(ctx)
+    ours = bookkeeping(ctx)
     changed = gitio.out(
         ["diff-tree", "-r", "--name-only", "-z", "--no-renames", verified, committed], ctx.root
     ).split("\0")

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from shiftkit.core import affected, features
 from shiftkit.core.errors import Refused
 from shiftkit.edge import gitio, ledger, readsets, regression, state, verify
-from shiftkit.edge.context import Context, record_verified_at, short, work_tree_id
+from shiftkit.edge.context import Context, bookkeeping, record_verified_at, short, work_tree_id
 
 Say = Callable[[str], None]
 
@@ -166,7 +166,7 @@ def others_to_verify(
     passing_ids = [i for i in regression.passing_ids(committed) if i != claimed]
     jobs = regression.jobs(committed, passing_ids, ctx.config.verify)
     commands = {job.feature.id: job.command for job in jobs}
-    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree))
+    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
     passing = [
         j for j in jobs if j.feature.id in touched and not regression.is_checked(ctx, tree, j)
     ]

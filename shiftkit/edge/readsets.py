@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -205,15 +205,20 @@ def _sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
 
 
 def affected_at(
-    root: Path, common_dir: Path, commands: Mapping[str, str], new_tree: str
+    root: Path,
+    common_dir: Path,
+    commands: Mapping[str, str],
+    new_tree: str,
+    bookkeeping: Collection[str] = (),
 ) -> list[str]:
     """The features of ``commands`` (feature id → verifier cache command; in its order)
     whose verifiers a move to ``new_tree`` can break: each judged against the change from the
-    tree its read set was measured at, unknown sets all included."""
+    tree its read set was measured at, unknown sets all included. ``bookkeeping``: shiftkit's
+    own files, which count only where a verifier read them (`affected.quieted`)."""
     ids = list(commands)
     sets = load(common_dir, commands)
     changes = {
-        tree: change(root, tree, new_tree)
+        tree: affected.quieted(change(root, tree, new_tree), bookkeeping)
         for tree in affected.trees_to_compare(ids, sets)
         if _has_tree(root, tree)
     }
