@@ -97,7 +97,10 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
 def _status_line(feature: features.Feature, tried: Attempts | None) -> str:
     state = "passing" if feature.passes else ("blocked" if feature.blocked else "open")
     if tried is None:
-        return f"  status: {state}, {feature.attempts} failed attempts (the ledger is unreadable)"
+        from shiftkit.core.words import counted
+
+        tried_here = counted(feature.attempts, "failed attempt")
+        return f"  status: {state}, {tried_here} (the ledger is unreadable)"
     counter = ""
     if feature.attempts != tried.failed:  # (an unblock resets it; an old ledger lacks units)
         counter = f"; {feature.attempts} failed by the feature list's count, which blocks it"
