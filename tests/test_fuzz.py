@@ -1126,7 +1126,12 @@ def test_every_reader_refuses_unreadable_json_in_one_line(text: str, line: int) 
 
 
 @settings(max_examples=examples(8, subprocess_runs=True))
-@given(hostile_values(), st.sampled_from([["cost"], ["status"], ["report", "--json"], ["audit"]]))
+@given(
+    hostile_values(),
+    st.sampled_from(
+        [["cost"], ["status"], ["report", "--json"], ["audit"], ["show", "F000"], ["next"]]
+    ),
+)
 def test_commands_never_crash_on_an_unreadable_ledger(
     scaffold_copies: Callable[[], Path], text: str, args: list[str]
 ) -> None:

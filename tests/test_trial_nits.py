@@ -40,6 +40,9 @@ def test_the_start_header_counts_where_the_advice_is_computed(
         assert f"— {there}/{total} passing" in header, header
         assert "(on origin/main, which this branch is behind)" in header, header
         assert "next: F000" in brief  # (the same list the header counts)
+    status = ok(two, "status")
+    assert f"{there}/{total} passing (on origin/main, which this branch is behind)" in status
+    assert json.loads(ok(two, "status", "--json"))["passing"] == there
     document = json.loads(ok(two, "start", "--json", "--no-check"))
     assert document["counts"]["passing"] == there
     assert document["counts"]["counted_on"] == "origin/main"
@@ -70,6 +73,10 @@ def test_cost_and_show_say_one_number_of_attempts(scaffold: Path) -> None:
     picked = ok(scaffold, "release")
     assert "released" in picked
     assert "  status: open, attempts 0\n" in ok(scaffold, "next")  # (a release is no attempt)
+    ledger = scaffold / ".shiftkit" / "ledger.jsonl"
+    ledger.write_text(ledger.read_text() + "{not json\n")
+    shown = ok(scaffold, "show", "F001")  # (the list's own count, said as what it is)
+    assert "  status: passing, 1 failed attempt (the ledger is unreadable)\n" in shown, shown
 
 
 def test_a_won_race_is_told_as_won(scaffold: Path, tmp_path: Path) -> None:

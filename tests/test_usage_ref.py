@@ -145,3 +145,24 @@ def test_audit_without_usage_refs_says_nothing_of_them(scaffold: Path) -> None:
     assert audited.returncode == 0, audited.output
     assert "usage refs" not in audited.output
     assert "usage_refs" not in json.loads(shiftkit(scaffold, "audit", "--json").stdout)
+
+
+def test_a_server_refusing_the_usage_namespace_still_grants_the_claim(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """A host whose pre-receive hook refuses the usage refs refuses the claim push that
+    carries one as a whole: the claim is asked for again without it, and the usage stays here
+    for a later push."""
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    _finish_one(one, "F001", "part one")
+    ok(one, "usage", "add", "--input", "500", "--output", "5")
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\nwhile read old new ref; do\n  case $ref in refs/shiftkit/usage/*)\n"
+        '    echo "usage refs are not allowed here" >&2; exit 1;;\n  esac\ndone\n'
+    )
+    hook.chmod(0o755)
+    claimed = ok(one, "claim", "F002")
+    assert "claimed F002" in claimed, claimed
+    assert _usage_refs(bare) == {} and _usage_refs(one) != {}
+    assert "F002" in git_ok(bare, "for-each-ref", "refs/shiftkit/claims/")

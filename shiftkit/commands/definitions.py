@@ -37,11 +37,16 @@ def show(feature_id: str, as_json: bool, say: Say) -> None:
         say(json.dumps(features.feature_to_dict(feature), indent=2, ensure_ascii=False))
     else:
         from shiftkit.commands import cost
+        from shiftkit.core.errors import ShiftkitError
         from shiftkit.edge import gitio
         from shiftkit.edge.context import Context
 
-        ctx = Context(proj, gitio.git_dir(proj.root), gitio.common_dir(proj.root))
-        tried = cost.attempts_of(ctx, feature.id)
+        try:  # (the ledger's count; the list's own when git cannot say where the ledger is)
+            dirs = gitio.git_dir(proj.root), gitio.common_dir(proj.root)
+        except (ShiftkitError, OSError):
+            tried = None
+        else:
+            tried = cost.attempts_of(Context(proj, *dirs), feature.id)
         say(views.feature_text(feature, proj.config.verify, tried))
 
 

@@ -173,7 +173,13 @@ def status_cmd(ctx: Context, as_json: bool, terminal: bool, say: Say) -> None:
     view = outlook(ctx, listing.features)
     options = view.next(1)
     data = views.status_data(
-        listing, view.taken, options[0] if options else None, view.lines, session.now()
+        listing,
+        view.taken,
+        options[0] if options else None,
+        view.lines,
+        session.now(),
+        view.feature_list if view.counted_on else None,
+        view.counted_on,
     )
     line = cost_mod.status_line(ctx)
     if as_json:

@@ -28,11 +28,15 @@ def status_data(
     upcoming: features.Feature | None,
     notes: tuple[str, ...] = (),
     now: str = "",
+    counted: features.FeatureList | None = None,
+    counted_on: str | None = None,
 ) -> dict[str, Any]:
-    """``upcoming``: the feature `claim` would take now (`upcoming.Outlook.next`)."""
+    """``upcoming``: the feature `claim` would take now (`upcoming.Outlook.next`);
+    ``counted``: the list it is chosen from when that is the remote's branch's, ``counted_on``
+    (this branch is only behind it: decision record 0073), counted instead of HEAD's."""
     from shiftkit.core.claim import age
 
-    feature_list = listing.features
+    feature_list = counted if counted is not None else listing.features
     c = features.counts(feature_list, claims)
     marked = c.total > 0 and c.passing == c.total
     return {
@@ -42,6 +46,7 @@ def status_data(
         "open": c.open,
         "blocked": c.blocked,
         "claimed": c.claimed,
+        "counted_on": counted_on,
         "next": upcoming.id if upcoming else None,
         "all_pass": marked and listing.checked,
         "all_marked_passing": marked,
@@ -70,6 +75,8 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
         head = progress_bar(data["passing"], data["total"])
     else:
         head = f"{data['passing']}/{data['total']} passing"
+    if data.get("counted_on"):
+        head += f" (on {data['counted_on']}, which this branch is behind)"
     lines = [
         *data.get("notes", ()),
         head + (f" {data['uncommitted_edit']}" if data["uncommitted_edit"] else ""),
@@ -97,7 +104,10 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
 def _status_line(feature: features.Feature, tried: Attempts | None) -> str:
     state = "passing" if feature.passes else ("blocked" if feature.blocked else "open")
     if tried is None:
-        return f"  status: {state}, {feature.attempts} failed attempts (the ledger is unreadable)"
+        from shiftkit.core.words import counted
+
+        tried_here = counted(feature.attempts, "failed attempt")
+        return f"  status: {state}, {tried_here} (the ledger is unreadable)"
     counter = ""
     if feature.attempts != tried.failed:  # (an unblock resets it; an old ledger lacks units)
         counter = f"; {feature.attempts} failed by the feature list's count, which blocks it"
