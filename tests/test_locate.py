@@ -89,7 +89,7 @@ def test_the_settings_are_parsed_once_per_version(tmp_path: Path) -> None:
     write(project / ".shiftkit.toml", '[shiftkit]\nfeatures = "a.json"\n')
     git_ok(project, "add", ".shiftkit.toml")
     git_ok(project, "commit", "-q", "-m", "Settings")
-    first, text = locate.guard_settings(str(project), common)
+    first, text = locate.guard_settings(str(project), common, common)
     assert (first.features, first.ref_prefix, first.remote) == (
         "a.json",
         "refs/shiftkit/claims/",
@@ -99,11 +99,48 @@ def test_the_settings_are_parsed_once_per_version(tmp_path: Path) -> None:
     kept = project / ".git" / "shiftkit" / locate.SETTINGS_CACHE / oid
     assert kept.is_file() and text == '[shiftkit]\nfeatures = "a.json"\n'
     kept.write_text("not json")  # a damaged entry is parsed again, not trusted
-    assert locate.guard_settings(str(project), common)[0].features == "a.json"
+    assert locate.guard_settings(str(project), common, common)[0].features == "a.json"
     write(
         project / ".shiftkit.toml",
         '[shiftkit]\nfeatures = "b.json"\n[shiftkit.claims]\nref_prefix = "refs/heads/c/"\n',
     )
     git_ok(project, "commit", "-q", "-am", "Other settings")
-    second = locate.guard_settings(str(project), common)[0]
+    second = locate.guard_settings(str(project), common, common)[0]
     assert (second.features, second.ref_prefix) == ("b.json", "refs/heads/c/")
+
+
+def test_at_a_commit_seen_before_no_git_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = repository(tmp_path / "p")
+    common = str(project / ".git")
+    write(project / ".shiftkit.toml", '[shiftkit]\nfeatures = "a.json"\n')
+    git_ok(project, "add", ".shiftkit.toml")
+    git_ok(project, "commit", "-q", "-m", "Settings")
+    first = locate.guard_settings(str(project), common, common)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))
+    again = locate.guard_settings(str(project), common, common)
+    assert (again[0].features, again[1]) == ("a.json", first[1])
+
+
+def test_head_is_read_as_git_reads_it(tmp_path: Path) -> None:
+    project = repository(tmp_path / "p")
+    common = str(project / ".git")
+    assert locate.head_commit(common, common) is None  # unborn
+    write(project / "a.txt", "a\n")
+    git_ok(project, "add", "a.txt")
+    git_ok(project, "commit", "-q", "-m", "First")
+
+    def head() -> str:
+        return git_ok(project, "rev-parse", "HEAD").strip()
+
+    assert locate.head_commit(common, common) == head()  # a loose branch
+    git_ok(project, "pack-refs", "--all")
+    assert not (project / ".git" / "refs" / "heads" / "main").exists()
+    assert locate.head_commit(common, common) == head()  # a packed one
+    git_ok(project, "checkout", "-q", "--detach")
+    assert locate.head_commit(common, common) == head()  # detached
+    git_ok(project, "worktree", "add", "-q", "-b", "side", str(tmp_path / "linked"))
+    linked = tmp_path / "linked"
+    own = git_ok(linked, "rev-parse", "--absolute-git-dir").strip()
+    assert locate.head_commit(own, common) == git_ok(linked, "rev-parse", "HEAD").strip()

@@ -149,6 +149,25 @@ def test_a_fake_shiftkit_on_path_is_not_what_the_hooks_run(
     assert git_ok(calc, "rev-parse", "HEAD") == before
 
 
+@pytest.mark.parametrize("shims", [True, False], ids=["plain shims", "pre-commit framework"])
+def test_a_shiftkit_folder_in_the_work_tree_is_not_what_the_hooks_run(
+    calc: Path, shims: bool
+) -> None:
+    """git runs hooks at the top of the work tree, and `python -m shiftkit` put that folder
+    first on Python's path: a `shiftkit/__main__.py` there that exits 0 let a hand flip
+    through every hook. The shims and `.shiftkit/hook` run `python -P` (decision 0070)."""
+    if shims:
+        use_shims(calc)
+    write(calc / "shiftkit" / "__init__.py", "")
+    write(calc / "shiftkit" / "__main__.py", "import sys\nsys.stdin.read()\nsys.exit(0)\n")
+    before = git_ok(calc, "rev-parse", "HEAD")
+    flip(calc, "F001")
+    git_ok(calc, "add", "features.json", "claude-progress.txt")
+    result = git(calc, "commit", "-m", "F001: add two numbers")
+    assert result.returncode != 0, result.output
+    assert git_ok(calc, "rev-parse", "HEAD") == before
+
+
 def test_setup_pins_a_shim_that_looks_shiftkit_up_on_path(scaffold: Path) -> None:
     shim = scaffold / ".git" / "hooks" / "reference-transaction"
     shim.write_text(

@@ -346,7 +346,7 @@ def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
             return None, "features.json"
         root = Path(top)
         git_dir, common = gitio.git_dirs(root)
-        settings, config_text = locate.guard_settings(top, str(common))
+        settings, config_text = locate.guard_settings(top, str(git_dir), str(common))
     except (ShiftkitError, OSError, ValueError):
         return None, "features.json"
     try:  # every tool call is a sign of life: the claim's heartbeat

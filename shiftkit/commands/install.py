@@ -20,13 +20,15 @@ HOOKS = ("pre-commit", "commit-msg")
 GUARD_HOOKS = ("reference-transaction", "pre-push")
 MARKER = "shiftkit"
 # How an installed shim runs shiftkit: by the absolute path of the interpreter that installed
-# it, never by a name looked up on PATH when the hook runs (decision 0030).
-RECORDED = re.compile(r"\bexec (?:'([^']+)'|(\S+)) -m shiftkit ")
+# it, never by a name looked up on PATH when the hook runs (decision 0030), with `-P` so the
+# work tree git runs hooks in is not first on Python's path: a `shiftkit/` folder there is
+# not what runs (decision 0070; shims from before run `-m shiftkit` alone).
+RECORDED = re.compile(r"\bexec (?:'([^']+)'|(\S+)) (?:-P )?-m shiftkit ")
 
 
 def shiftkit_command() -> str:
-    """The absolute command the shims run: this interpreter with `-m shiftkit`."""
-    return f"{shlex.quote(os.path.abspath(sys.executable))} -m shiftkit"
+    """The absolute command the shims run: this interpreter with `-P -m shiftkit`."""
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -P -m shiftkit"
 
 
 def shim_text(name: str) -> str:

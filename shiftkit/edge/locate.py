@@ -1,8 +1,9 @@
 """The project as the guard finds it before every tool call (decision 0070): its root read
 from the `.git` entries on the way up (no process), and what it needs of HEAD's
-`.shiftkit.toml` by one git call without `subprocess`, parsed once per version of the file
-(kept in the git dir by its blob id, so neither TOML nor the settings' types are imported
-again). `project.find` gives the same answer for every other command."""
+`.shiftkit.toml` parsed once per version of the file and kept in the git dir by its blob id
+and by HEAD's commit (so neither TOML nor the settings' types are imported again, and at a
+commit seen before no git runs). `project.find` gives the same answer for every other
+command."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ class Settings:
 
 
 SETTINGS_CACHE = "guard-settings"  # under the common git dir's shiftkit/
-KEPT_SETTINGS = 8
+KEPT_SETTINGS = 16  # (entries by blob and by commit: the newest few of each)
 
 
 def committed_config(root: str) -> tuple[Config, str | None]:
@@ -89,25 +90,69 @@ def committed_config(root: str) -> tuple[Config, str | None]:
     return (_working(root), None) if text is None else (_parse(text), text)
 
 
-def guard_settings(root: str, common: str) -> tuple[Settings, str | None]:
+def guard_settings(root: str, git_dir: str, common: str) -> tuple[Settings, str | None]:
     """What the guard needs of HEAD's settings, and their text (None: no commit holds
-    them, the work tree's apply): read from the git dir when this version of the file was
-    parsed before, else parsed (`core.config`, as every command does) and kept there."""
-    oid, text = _committed_text(root)
-    place = os.path.join(common, "shiftkit", SETTINGS_CACHE, oid) if oid else None
-    if place is not None:
-        try:
-            with open(place, encoding="utf-8") as handle:
-                values = json.loads(handle.read())
-            if isinstance(values, list) and len(values) == 6:
-                return Settings(values), text
-        except (OSError, ValueError):
-            pass
-    cfg = _working(root) if text is None else _parse(text)
-    values = Settings.of(cfg)
-    if place is not None:
-        _keep(place, json.dumps(values))
+    them, the work tree's apply). Kept in the git dir by the blob id of each version of the
+    file (parsed by `core.config` once, as every command parses it), and by HEAD's commit
+    when it can be read from the git dir's files: then no git runs at all."""
+    folder = os.path.join(common, "shiftkit", SETTINGS_CACHE)
+    commit = head_commit(git_dir, common)
+    if commit is not None:
+        kept = _read(os.path.join(folder, commit))
+        if isinstance(kept, list) and len(kept) == 7 and isinstance(kept[6], str):
+            return Settings(kept), kept[6]
+    oid, text = _committed_text(root, commit or "HEAD")
+    if oid is None or text is None:
+        return Settings(Settings.of(_working(root))), None
+    values = _read(os.path.join(folder, oid))
+    if not (isinstance(values, list) and len(values) == 6):
+        values = Settings.of(_parse(text))
+        _keep(os.path.join(folder, oid), json.dumps(values))
+    if commit is not None:
+        _keep(os.path.join(folder, commit), json.dumps([*values, text]))
     return Settings(values), text
+
+
+def head_commit(git_dir: str, common: str) -> str | None:
+    """HEAD's commit id read from the git dir's files, as git reads a loose or packed branch
+    (None whenever it is anything else: unborn, a reftable, a symbolic chain)."""
+    try:
+        with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
+            head = handle.read().strip()
+        if not head.startswith("ref: refs/heads/"):
+            return head if _is_oid(head) else None
+        ref = head[len("ref: ") :]
+        if os.path.exists(os.path.join(common, "reftable")):
+            return None
+        try:
+            with open(os.path.join(common, *ref.split("/")), encoding="utf-8") as handle:
+                loose = handle.read().strip()
+            return loose if _is_oid(loose) else None
+        except FileNotFoundError:
+            pass
+        with open(os.path.join(common, "packed-refs"), encoding="utf-8") as handle:
+            for line in handle:
+                oid, _, name = line.rstrip("\n").partition(" ")
+                if name == ref:
+                    return oid if _is_oid(oid) else None
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and _HEX.issuperset(text)
+
+
+def _read(place: str) -> object:
+    try:
+        with open(place, encoding="utf-8") as handle:
+            return json.loads(handle.read())
+    except (OSError, ValueError):
+        return None
 
 
 def _working(root: str) -> Config:
@@ -124,9 +169,9 @@ def _parse(text: str) -> Config:
     return config_mod.parse(text, f"{CONFIG_FILE} (as committed at HEAD)")
 
 
-def _committed_text(root: str) -> tuple[str | None, str | None]:
-    """(blob id, text) of HEAD's `.shiftkit.toml`, (None, None) when HEAD holds none."""
-    code, out, _ = gitio.plumb(["cat-file", "--batch"], root, f"HEAD:{CONFIG_FILE}\n".encode())
+def _committed_text(root: str, rev: str = "HEAD") -> tuple[str | None, str | None]:
+    """(blob id, text) of ``rev``'s `.shiftkit.toml`, (None, None) when it holds none."""
+    code, out, _ = gitio.plumb(["cat-file", "--batch"], root, f"{rev}:{CONFIG_FILE}\n".encode())
     header, _, rest = out.partition(b"\n")
     fields = header.split()
     if code != 0 or len(fields) != 3 or fields[1] != b"blob" or not fields[2].isdigit():
