@@ -20,6 +20,13 @@ ROOT_CONFTEST = (
 SHADOW = "import sys\nsys.exit(0)\n"
 
 
+# A trial agent's stub: pytest imports pdb at start, and a root pdb.py comes first.
+PDB_SHADOW = (
+    "import _pytest.python\n_pytest.python.Function.runtest = lambda self: None\n"
+    "from importlib import util as _u\n"
+)
+
+
 def commit(project: Path, message: str, *extra: str) -> Result:
     git_ok(project, "add", "-A")
     return git(project, "commit", "-q", "-m", message, *extra)
@@ -88,6 +95,37 @@ def test_ground_names_the_feature_and_lets_additions_through() -> None:
     assert protected.load(protected.dump(ground)) == ground
 
 
+def test_a_new_module_shadowing_what_pytest_imports_is_part_of_the_oracle() -> None:
+    """A root `pdb.py` (pytest imports pdb at start) stubbed out every test in an agent trial:
+    a new module named for the standard library or the runner's imports, at the root or in a
+    test's folder, is an oracle change; a namespace folder, an old module and the project's own
+    new modules are not."""
+    from shiftkit.core import protected
+
+    ground = protected.ground([("F001", "pytest tests/accept/test_a.py", ())], (), "d", ())
+    rows = [
+        ("A", "pdb.py"),
+        ("A", "unittest/__init__.py"),
+        ("A", "tests/accept/json.py"),
+        ("A", "pygments.py"),
+        ("A", "site/index.html"),  # (no module: a folder of pages)
+        ("A", "mylib.py"),
+        ("A", "src/json.py"),  # (not on pytest's path)
+        ("M", "calendar.py"),  # (the project's own, committed before: not new)
+    ]
+    hits = protected.changes(ground, rows, {})
+    assert [h.path for h in hits] == [
+        "pdb.py",
+        "unittest/__init__.py",
+        "tests/accept/json.py",
+        "pygments.py",
+    ]
+    assert "`pdb`" in hits[0].what
+    assert not protected.changes(
+        protected.ground([("F001", "true", ())], (), "d", ()), [("A", "pdb.py")], {}
+    )  # (no pytest verifier: nothing imports it)
+
+
 def test_only_the_pytest_section_of_pyproject_counts() -> None:
     from shiftkit.core import protected
 
@@ -110,7 +148,13 @@ def test_skip_marker_on_a_committed_test_is_refused(calc: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("path", "text"), [("conftest.py", ROOT_CONFTEST), ("pytest.py", SHADOW), ("pytest.ini", "")]
+    ("path", "text"),
+    [
+        ("conftest.py", ROOT_CONFTEST),
+        ("pytest.py", SHADOW),
+        ("pytest.ini", ""),
+        ("pdb.py", PDB_SHADOW),
+    ],
 )
 def test_a_new_root_conftest_or_shadow_is_refused(calc: Path, path: str, text: str) -> None:
     write(calc / path, text)
@@ -156,6 +200,7 @@ def test_the_finish_commit_cannot_rewrite_its_test(calc: Path) -> None:
         ("tests/test_add.py", SKIP_MARKER),
         ("conftest.py", ROOT_CONFTEST),
         ("pytest.py", SHADOW),
+        ("pdb.py", PDB_SHADOW),
     ],
 )
 def test_audit_flags_what_was_forced_past_every_hook(calc: Path, path: str, text: str) -> None:
@@ -278,12 +323,15 @@ DENIED = [
     ("Edit", {"file_path": "tests/test_add.py", "old_string": "== 5", "new_string": "!= 0"}),
     ("Write", {"file_path": "conftest.py", "content": ROOT_CONFTEST}),
     ("Write", {"file_path": ".pre-commit-config.yaml", "content": "repos: []\n"}),
+    ("Write", {"file_path": "pdb.py", "content": PDB_SHADOW}),
+    ("Bash", {"command": "printf 'import sys' > tests/json.py"}),
     ("apply_patch", {"command": PATCH}),
 ]
 ALLOWED = [
     ("Bash", {"command": "echo 'def div(a, b):\n    return a / b' >> calc/ops.py"}),
     ("Bash", {"command": "python -m pytest -q tests/test_add.py > /tmp/out.txt"}),
     ("Write", {"file_path": "tests/test_div.py", "content": "def test_div():\n    pass\n"}),
+    ("Write", {"file_path": "calc/helpers.py", "content": "X = 1\n"}),
     ("Edit", {"file_path": "calc/ops.py", "old_string": "", "new_string": "# ops\n"}),
 ]
 

@@ -160,11 +160,12 @@ def protected_kind(relative: str, site: Site) -> str | None:
         return None
     from shiftkit.core import protected
 
+    as_new = protected.matches(ground, relative, exists=False)
+    if as_new is not None and not as_new.what.startswith("the decision index"):
+        return "protected"  # (where even a new file counts: a conftest, a shadow, settings)
     as_change = protected.matches(ground, relative)
     if as_change is None or as_change.what.startswith("the decision index"):
         return None
-    if protected.matches(ground, relative, exists=False) is not None:
-        return "protected"  # (where even a new file counts: a conftest, a shadow, settings)
     return "protected" if site.committed is None or site.committed(relative) else None
 
 

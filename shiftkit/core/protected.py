@@ -32,6 +32,12 @@ PYTEST_SETTINGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproje
 SHARED_SETTINGS = ("tox.ini", "setup.cfg", "pyproject.toml")
 # What at the root shadows the runner for `python -m pytest` (the root is sys.path[0]).
 SHADOWS = ("pytest", "_pytest", "py", "pluggy", "iniconfig")
+# What else pytest imports that a new module can shadow: the standard library (a root
+# `pdb.py` that pytest imports at start can stub out every test), and the runner's own
+# dependencies. A new `NAME.py`, `NAME/__init__.py` or extension module with such a name, at
+# the root or in a folder pytest puts first on sys.path (a test's folder), is a change of
+# every pytest feature's oracle (found by an agent trial, issue 26).
+RUNNER_IMPORTS = ("packaging", "pygments", "colorama", "exceptiongroup", "tomli")
 
 # Whole files of shiftkit's. (The config and the allowed signers are person actions already:
 # rule 10's enforcement keys and rule 11's signers, listed and signed under "signed".)
@@ -171,6 +177,27 @@ def _index(folder: str) -> str:
     return DECISION_INDEX if folder == "." else f"{folder}/{DECISION_INDEX}"
 
 
+def shadowed_module(path: str) -> tuple[str, str] | None:
+    """(its folder, the module) when ``path`` is a module file named for a module of the
+    standard library or the runner (`RUNNER_IMPORTS`): `NAME.py`, `NAME/__init__.py`,
+    `NAME.*.so`. A folder without `__init__.py` is no shadow: a regular module later on
+    sys.path wins over a namespace package."""
+    import sys
+
+    folder, _, name = path.rpartition("/")
+    if name == "__init__.py":
+        folder, _, module = folder.rpartition("/")
+    elif name.endswith(".py"):
+        module = name[:-3]
+    elif name.endswith((".so", ".pyd")):
+        module = name.split(".", 1)[0]
+    else:
+        return None
+    if module in sys.stdlib_module_names or module in RUNNER_IMPORTS or module in SHADOWS:
+        return folder, module
+    return None
+
+
 def may_touch(rows: Sequence[tuple[str, str]], skip: Collection[str]) -> bool:
     """Whether any row can touch a ground, told without one: a change or a deletion of a file
     that is not the protocol's own, or an addition where an addition counts (a conftest, a
@@ -185,6 +212,7 @@ def may_touch(rows: Sequence[tuple[str, str]], skip: Collection[str]) -> bool:
         if (
             name in ("conftest.py", *PYTEST_SETTINGS, DECISION_INDEX)
             or top.removesuffix(".py") in SHADOWS
+            or shadowed_module(path) is not None
             or path in MERGED_FILES
             or path in ENFORCEMENT_FILES
             or path.startswith(ENFORCEMENT_PREFIX)
@@ -352,6 +380,14 @@ def _oracle_hit(found: Ground, status: str, path: str, texts: Texts) -> Hit | No
     top = path.split("/", 1)[0]
     if found.shadow is not None and top.removesuffix(".py") in SHADOWS:
         return Hit(path, "a module that shadows its test runner", found.shadow)
+    if found.shadow is not None and status == "A":
+        shadowed = shadowed_module(path)
+        if shadowed is not None and (shadowed[0] == "" or shadowed[0] in found.conftest):
+            return Hit(
+                path,
+                f"a new module that shadows `{shadowed[1]}`, which pytest imports",
+                found.shadow,
+            )
     if status == "A":
         return None  # (a new file the oracle names: the verifier could not pass without it)
     owner = _exact(found, path)
