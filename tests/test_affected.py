@@ -184,7 +184,11 @@ def test_a_real_verifier_run_under_strace_reads_what_it_reads(tmp_path: Path) ->
     assert readsets.affected_at(repo, repo / ".git", {"F1": command}, data) == ["F1"]
     change = readsets.change(repo, docs, data)
     assert change.paths == {"data", "data/in.txt"} and change.added == set()
-    assert change.resized == {"data/in.txt"}  # ("hello" to "bye")
+    assert change.resized == set()  # ("hello" to "bye": a stat tells nothing, a read does)
+    write(repo / "data" / "in.txt", "")
+    git_ok(repo, "commit", "-q", "-am", "Empty")
+    empty = git_ok(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert readsets.change(repo, data, empty).resized == {"data/in.txt"}  # (`test -s` sees it)
 
 
 @needs_strace

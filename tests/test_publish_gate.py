@@ -356,7 +356,7 @@ def test_finishs_own_push_runs_no_verifier_again(
     ok(one, "claim", "F003")
     runs.unlink()  # (`claim` re-checks what is unchecked at the new HEAD: not the gate)
     (one / "three.txt").write_text("three\n")
-    (one / "two.txt").write_text("two, changed\n")  # (F002's subject: re-verified beside)
+    (one / "two.txt").write_text("")  # (emptied, which `test -f` stats: re-verified beside)
     finished = ok(one, "finish", "-m", "three.txt exists")
     assert re.search(r"F002[^;]* still pass", finished) and "claim released" in finished
     assert runs.read_text().count("run") == 1, finished
