@@ -278,8 +278,9 @@ WHAT_EACH_DOES = {
 
 def hook_file_warnings(ctx: Context) -> tuple[str, ...]:
     """A line per committed hook file that lacks shiftkit's handlers at HEAD (issue 27.1):
-    every later session of that harness runs without them. A file gone counts where the
-    project has shiftkit's hook script (it was set up with it)."""
+    every later session of that harness runs without them. A harness file gone counts where
+    the project has shiftkit's hook script (it was set up with it); a pre-commit config gone
+    does not (a project without the framework has git's own hooks run the rules)."""
     from shiftkit.core import protected
 
     names = list(HOOK_FILES)
@@ -288,6 +289,8 @@ def hook_file_warnings(ctx: Context) -> tuple[str, ...]:
         return ()
     lines = []
     for name, text in zip(names, texts[:-1], strict=True):
+        if text is None and name == ".pre-commit-config.yaml":
+            continue  # (no framework: the plain shims run the rules, `setup.missing` checks them)
         lacking = protected.missing_handlers(name, text)
         if lacking:
             what = ", ".join(f"{item} ({WHAT_EACH_DOES[item]})" for item in lacking)
