@@ -99,8 +99,12 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
         remote.require_remote(ctx.root, settings.remote)
         if settings.enabled:
             # Usage waiting here with no claim open (an earlier session's wrap-up) goes onto
-            # this clone's usage ref, which the claim push carries (decision record 0072).
-            ledger.move_waiting(ctx)
+            # this clone's usage ref, which the claim push carries (decision record 0072);
+            # bookkeeping that fails is said, never a reason to refuse the claim.
+            try:
+                ledger.move_waiting(ctx)
+            except ShiftkitError as error:
+                say(f"note: the waiting usage stays waiting ({error}); claiming anyway")
     for _ in range(CATCH_UP_TRIES):
         try:
             picked = _claim_caught_up(ctx, feature_id, steal, force, branch, say)
