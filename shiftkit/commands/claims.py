@@ -16,7 +16,7 @@ from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
 from shiftkit.edge import claims, gitio, ledger, remote, session, state
-from shiftkit.edge.context import Context, add_note, clear_note, short
+from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
@@ -503,11 +503,20 @@ def release(
         # (a refusal raises here: the claim stays, here and on the remote)
         result = _release(ctx, own.feature, own.oid) if own.oid else remote.Released(True)
         ledger.note_unit(ctx, own, "released")
+        noted = pending_note(ctx)
         _drop_own(ctx, own)
         if result.ours:
             say(f"released {own.feature} (no attempt counted)")
         else:
             say(lost_line(own.feature, result.holder))
+        if noted:
+            # (a release writes no log entry; the note is said here, not carried to the next
+            # claim, whose entry is about other work)
+            say(
+                f"note not logged (a release writes no log entry): "
+                f"{' / '.join(noted.splitlines())} — `shiftkit note` it again under the next "
+                f"claim if it still holds"
+            )
         return 0
     held = taken(ctx).get(feature_id)
     if held is None:
