@@ -60,3 +60,15 @@ def test_claims_and_usage_refs_are_shiftkits_to_push_and_delete(
     assert _on_remote(bare, usage) == []
     assert "released F001" in ok(one, "release")
     assert _on_remote(bare, PREFIX) == []
+
+
+def test_a_claim_is_not_deleted_by_hand_under_the_default_prefix(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    ok(one, "claim", "F001")
+    default = "refs/shiftkit/claims/"
+    deleted = git(one, "push", "origin", f":{default}F001")
+    assert deleted.returncode != 0, deleted.output
+    assert "deletes refs/shiftkit/claims/F001" in deleted.stderr
+    assert _on_remote(bare, default) == [f"{default}F001"]
