@@ -255,8 +255,13 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
     from shiftkit.edge.context import open_context
 
     ctx = open_context(Path(root))
+    lines = stdin.decode("utf-8", "surrogateescape").splitlines()
+    reserved = reserved_ref(ctx.config.claims.ref_prefix, [line.split() for line in lines])
+    if reserved:
+        print(f"shiftkit: push refused: {reserved}", file=sys.stderr)
+        return REFUSED
     tips, held, updates, moves = [], [], [], []
-    for line in stdin.decode("utf-8", "surrogateescape").splitlines():
+    for line in lines:
         parts = line.split()
         # Only branches carry work; claim refs and tags are not audited.
         if len(parts) == 4 and parts[2].startswith("refs/heads/"):
@@ -299,6 +304,28 @@ def pre_push(root: str, remote: str, stdin: bytes) -> int:
         return OK
     print(f"shiftkit: {refusal}", file=sys.stderr)
     return REFUSED
+
+
+def reserved_ref(claims_prefix: str, rows: list[list[str]]) -> str | None:
+    """Why a push may not write or delete a ref in shiftkit's own namespaces on the remote
+    (the claims' ``ref_prefix``, the usage refs beside it), or None. shiftkit's own pushes
+    of them skip this hook (`--no-verify`); by hand — a branch named like a claim under a
+    ``refs/heads/`` prefix, `git push --all` — they would plant or drop a claim unseen."""
+    from shiftkit.edge import usage_ref
+
+    spaces = ((claims_prefix, "claims"), (usage_ref.prefix(claims_prefix), "usage refs"))
+    for parts in rows:
+        if len(parts) != 4:
+            continue
+        for space, what in spaces:
+            if parts[2].startswith(space):
+                verb = "writes" if parts[1].strip("0") else "deletes"
+                return (
+                    f"it {verb} {parts[2]}, in shiftkit's {what} namespace ({space}): "
+                    f"claims are taken with `shiftkit claim` and let go with `shiftkit "
+                    f"release`; push the branches you mean by name"
+                )
+    return None
 
 
 def drops_commits(root: Path, updates: list[tuple[str, str, str]]) -> str | None:

@@ -180,3 +180,22 @@ def test_setup_pins_a_shim_that_looks_shiftkit_up_on_path(scaffold: Path) -> Non
     assert "-m shiftkit hook reference-transaction" in shim.read_text()
     again = shiftkit(scaffold, "setup")
     assert again.returncode == 0 and "reference-transaction" not in again.output, again.output
+
+
+def test_setup_rewrites_a_shim_from_before_python_dash_p(scaffold: Path) -> None:
+    shim = scaffold / ".git" / "hooks" / "reference-transaction"
+    current = shim.read_text()
+    assert " -P -m shiftkit " in current
+    shim.write_text(current.replace(" -P -m shiftkit ", " -m shiftkit "))  # (as set up before)
+    # What such a shim runs: a `shiftkit/` folder at the project root, first on Python's path.
+    write(scaffold / "shiftkit" / "__init__.py", "")
+    write(scaffold / "shiftkit" / "__main__.py", "open('planted-ran', 'w').close()\n")
+    git_ok(scaffold, "update-ref", "refs/heads/probe", "HEAD")
+    assert (scaffold / "planted-ran").exists()
+    (scaffold / "planted-ran").unlink()
+    assert "reference-transaction hook" in first_line(scaffold)
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0 and "reference-transaction" in done.output, done.output
+    assert shim.read_text() == current
+    git_ok(scaffold, "update-ref", "-d", "refs/heads/probe")
+    assert not (scaffold / "planted-ran").exists()

@@ -253,6 +253,17 @@ def test_release_gives_back_without_counting(calc: Path) -> None:
     assert git_ok(calc, "for-each-ref", "refs/shiftkit/claims/") == ""
 
 
+def test_release_says_the_note_it_does_not_log(calc: Path) -> None:
+    ok(calc, "claim", "F000")
+    assert "noted for the F000 log entry" in ok(calc, "note", "the parser chokes on tabs")
+    released = ok(calc, "release")
+    assert "note not logged" in released and "the parser chokes on tabs" in released
+    ok(calc, "claim", "F000")  # the next claim's entry does not carry it
+    assert not (calc / ".git" / "shiftkit" / "pending-note.txt").exists()
+    assert "note not logged" not in ok(calc, "release")
+    assert "the parser chokes on tabs" not in (calc / "claude-progress.txt").read_text()
+
+
 def test_stop_check_without_a_claim_keeps_the_tree_clean(calc: Path) -> None:
     """No claim, a dirty tree (an untracked file that is not ignored counts): the first stop
     is refused naming the paths and the ways out; the second (`stop_hook_active`) is not."""

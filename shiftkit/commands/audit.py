@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shiftkit.core import features, rules
-from shiftkit.core.errors import BadInput
+from shiftkit.core.errors import BadInput, ShiftkitError
 from shiftkit.core.orientation import clip
 from shiftkit.core.words import counted
 from shiftkit.edge import adoption, commits, gitio, history, revisions, verdicts, verify
@@ -386,15 +386,31 @@ class UsageRead(NamedTuple):
         return {"clones": self.clones, "records": self.records, "problems": self.problems}
 
 
-def read_usage(ctx: Context) -> UsageRead | None:
+def read_usage(ctx: Context, warn: Callable[[str], None]) -> UsageRead | None:
     """Every clone's usage ref, fetched first from the claims remote as `cost` does (what was
-    fetched last when it does not answer), read by the bounded reader `cost` reads with:
-    None when there is none. They carry no commits of the branch, so they break no rule
-    here; a line `cost` leaves out is named."""
+    fetched last when it does not answer: one `warn` line, never a verdict), read by the
+    bounded reader `cost` reads with: None when there is none. They carry no commits of the
+    branch, so they break no rule here; a line `cost` leaves out is named."""
+    from shiftkit.edge import ledger
+
+    remote = ctx.config.claims.remote
+    try:
+        problem = ledger.fetch_usage(ctx)
+        if problem:
+            warn(
+                f"shiftkit: the usage refs were not fetched from {remote} ({problem}); "
+                f"read as last fetched"
+            )
+        return _usage_read(ctx)
+    except ShiftkitError as error:
+        warn(f"shiftkit: the usage refs were not read ({error}); the verdict stands")
+        return None
+
+
+def _usage_read(ctx: Context) -> UsageRead | None:
     from shiftkit.core import ledger as ledger_core
     from shiftkit.edge import ledger, usage_ref
 
-    ledger.fetch_usage(ctx)
     texts = usage_ref.every(ctx.root, ctx.config.claims.ref_prefix)
     if not texts:
         return None
@@ -449,7 +465,7 @@ def audit_cmd(
         table, refused = people_summary(ctx.root, findings, ctx.config.people.policy)
         say(table.removesuffix("\n"))  # (the table ends in its newline)
         return REFUSED if refused else OK
-    usage = read_usage(ctx)
+    usage = read_usage(ctx, warn)
     for problem in usage.problems if usage else []:
         warn(f"shiftkit: usage left out of `shiftkit cost`: {problem}")
     if machine:

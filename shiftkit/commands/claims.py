@@ -16,7 +16,7 @@ from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
 from shiftkit.edge import claims, gitio, ledger, remote, session, state
-from shiftkit.edge.context import Context, add_note, clear_note, short
+from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
@@ -99,8 +99,12 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
         remote.require_remote(ctx.root, settings.remote)
         if settings.enabled:
             # Usage waiting here with no claim open (an earlier session's wrap-up) goes onto
-            # this clone's usage ref, which the claim push carries (decision record 0072).
-            ledger.move_waiting(ctx)
+            # this clone's usage ref, which the claim push carries (decision record 0072);
+            # bookkeeping that fails is said, never a reason to refuse the claim.
+            try:
+                ledger.move_waiting(ctx)
+            except ShiftkitError as error:
+                say(f"note: the waiting usage stays waiting ({error}); claiming anyway")
     for _ in range(CATCH_UP_TRIES):
         try:
             picked = _claim_caught_up(ctx, feature_id, steal, force, branch, say)
@@ -499,11 +503,20 @@ def release(
         # (a refusal raises here: the claim stays, here and on the remote)
         result = _release(ctx, own.feature, own.oid) if own.oid else remote.Released(True)
         ledger.note_unit(ctx, own, "released")
+        noted = pending_note(ctx)
         _drop_own(ctx, own)
         if result.ours:
             say(f"released {own.feature} (no attempt counted)")
         else:
             say(lost_line(own.feature, result.holder))
+        if noted:
+            # (a release writes no log entry; the note is said here, not carried to the next
+            # claim, whose entry is about other work)
+            say(
+                f"note not logged (a release writes no log entry): "
+                f"{' / '.join(noted.splitlines())} — `shiftkit note` it again under the next "
+                f"claim if it still holds"
+            )
         return 0
     held = taken(ctx).get(feature_id)
     if held is None:

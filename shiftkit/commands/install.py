@@ -46,6 +46,13 @@ def recorded_python(text: str) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
+def isolated(text: str) -> bool:
+    """Whether an installed shim runs shiftkit with `-P` (decision 0070): a shim from before
+    runs a `shiftkit/` folder at the project root instead, so `setup` rewrites it."""
+    match = RECORDED.search(text)
+    return match is not None and " -P -m shiftkit " in match.group(0)
+
+
 INTERPRETER = "interpreter"  # in the common git dir's shiftkit/: what `.shiftkit/hook` runs
 
 

@@ -41,7 +41,8 @@ def _settings(root: Path) -> tuple[str, bool]:
 
 def _hook_ok(path: Path, markers: tuple[str, ...]) -> bool:
     """An executable hook that is the pre-commit framework's or shiftkit's; a shiftkit shim
-    must run shiftkit by a recorded interpreter that still exists (decision 0030)."""
+    must run shiftkit by a recorded interpreter that still exists (decision 0030), with `-P`
+    (decision 0070)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -51,7 +52,7 @@ def _hook_ok(path: Path, markers: tuple[str, ...]) -> bool:
     if "pre-commit" in markers and "pre_commit" in text:  # the framework's own script
         return True
     python = install.recorded_python(text)
-    return python is not None and os.access(python, os.X_OK)
+    return python is not None and os.access(python, os.X_OK) and install.isolated(text)
 
 
 def missing(root: Path, common_dir: Path) -> list[str]:

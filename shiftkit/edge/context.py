@@ -119,6 +119,11 @@ def add_note(ctx: Context, text: str) -> None:
     atomic_write(path, read_optional(path) + text.strip() + "\n")
 
 
+def pending_note(ctx: Context) -> str:
+    """The note waiting for this worktree's next log entry ('' when none)."""
+    return read_optional(pending_note_path(ctx)).strip()
+
+
 def clear_note(ctx: Context) -> None:
     try:
         pending_note_path(ctx).unlink()

@@ -68,13 +68,15 @@ def read_all(ctx: Context) -> list[Entry]:
     return ledger.merged(committed, pending(ctx), on_refs)
 
 
-def fetch_usage(ctx: Context) -> None:
-    """Before `cost` or `report`: every clone's usage ref from the claims remote (nothing
-    when there is none or it does not answer: what was fetched last is read)."""
+def fetch_usage(ctx: Context) -> str | None:
+    """Before `cost`, `report` or `audit`: every clone's usage ref from the claims remote
+    (nothing when there is none; when it does not answer, what was fetched last is read):
+    why the fetch failed, or None."""
     from shiftkit.edge import usage_ref
 
-    if ctx.config.claims.remote:
-        usage_ref.fetch(ctx.root, ctx.config.claims.remote, ctx.config.claims.ref_prefix)
+    if not ctx.config.claims.remote:
+        return None
+    return usage_ref.fetch(ctx.root, ctx.config.claims.remote, ctx.config.claims.ref_prefix)
 
 
 def move_waiting(ctx: Context) -> bool:

@@ -118,8 +118,13 @@ def unshared(root: Path, remote: str, claims_prefix: str, clone: str) -> str | N
     return f"{ref}:{ref}"
 
 
-def fetch(root: Path, remote: str, claims_prefix: str) -> bool:
-    """Every clone's usage ref from the remote into the mirror; False when it cannot."""
+# A fetch nobody watches asks for no password: it fails, and what was fetched last is read.
+NO_PROMPT = {"GIT_TERMINAL_PROMPT": "0"}
+
+
+def fetch(root: Path, remote: str, claims_prefix: str) -> str | None:
+    """Every clone's usage ref from the remote into the mirror; None when done, else why
+    not (git's reason)."""
     proc = gitio.run(
         [
             "fetch",
@@ -130,6 +135,11 @@ def fetch(root: Path, remote: str, claims_prefix: str) -> bool:
             f"+{prefix(claims_prefix)}*:{MIRROR}{remote}/*",
         ],
         root,
+        env=NO_PROMPT,
         check=False,
     )
-    return proc.returncode == 0
+    if proc.returncode == 0:
+        return None
+    from shiftkit.core import gitmsg
+
+    return gitmsg.detail(proc.stderr, f"git fetch exited {proc.returncode}")
