@@ -19,7 +19,8 @@ records and their index lines) must be as the person left them: `--strict` refus
 person action, so at an accepted tip nothing of theirs can have changed.
 
 Bounded by default (a few examples of a few steps each); `SHIFTKIT_FUZZ=long` (ten times the
-examples, games of 10 steps) or `SHIFTKIT_FUZZ_EXAMPLES=N` (N/10 examples) searches longer.
+examples, games of 10 steps) or `SHIFTKIT_FUZZ_EXAMPLES=N` (N/10 examples) searches longer;
+`SHIFTKIT_FUZZ_JOURNAL=FILE` appends one JSON line per game played (its moves, the tips judged and accepted).
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def _quoted(text: str) -> str:
 
 def _without_hooks(text: str, events: tuple[str, ...]) -> str:
     document = json.loads(text)
-    for event in events:
-        document.get("hooks", {}).pop(event, None)
+    for name in events:
+        document.get("hooks", {}).pop(name, None)
     return json.dumps(document, indent=2) + "\n"
 
 
@@ -185,9 +186,25 @@ class Adversary(RuleBasedStateMachine):
         ]
         self.steps: list[str] = []
         self.judged: set[str] = set()  # tips the oracle has seen (the verdict is the commit's)
+        self.moves: list[str] = []
+        # tips the final judge accepted (the oracle's work), the pristine one first
+        self.accepted: list[str] = sorted(self.pristine_tips)
 
     def teardown(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
+        journal = os.environ.get("SHIFTKIT_FUZZ_JOURNAL", "")
+        if journal:  # a long run's progress, one line per game (its moves and tips judged)
+            with open(journal, "a", encoding="utf-8") as out:
+                out.write(
+                    json.dumps(
+                        {
+                            "moves": self.moves,
+                            "tips": len(self.judged),
+                            "accepted": len(self.accepted),
+                        }
+                    )
+                    + "\n"
+                )
 
     def _git(self, *args: str) -> bool:
         self.steps.append("git " + " ".join(args))
@@ -200,6 +217,11 @@ class Adversary(RuleBasedStateMachine):
         git(self.project, "reset", "-q", "--hard")
         git(self.project, "clean", "-fdq")
         git(self.project, "checkout", "-q", "main")
+
+    def _begin(self, move: str) -> None:
+        """A move starts from a clean work tree on main (counted in the statistics)."""
+        self.moves.append(move)
+        self._clean()
 
     def _commit(self, how: str, message: str) -> bool:
         """Everything in the work tree committed through the hooks, past them (`--no-verify`,
@@ -239,7 +261,7 @@ class Adversary(RuleBasedStateMachine):
 
     @rule()
     def finish_f001_honestly(self) -> None:
-        self._clean()
+        self._begin("finish_f001_honestly")
         listing = _list(self.project)
         items = listing["features"] if listing is not None else []
         # (an adversary's step may have left a list without F001: nothing honest to do)
@@ -257,7 +279,7 @@ class Adversary(RuleBasedStateMachine):
         how=st.sampled_from(["hooks", "no-verify", "no-hooks"]),
     )
     def flip_by_hand(self, ids: tuple[str, ...], how: str) -> None:
-        self._clean()
+        self._begin("flip_by_hand")
         _set_passing(self.project, ids)
         git_ok(self.project, "add", "-A")
         message = _forged_message(self.project, ids[0])
@@ -273,7 +295,7 @@ class Adversary(RuleBasedStateMachine):
     def orphan_merge(self, strategy: tuple[str, ...], first: bool, hooks: bool) -> None:
         """An unrelated history with everything passing, merged in as the first or the
         second parent."""
-        self._clean()
+        self._begin("orphan_merge")
         prefix = () if hooks else NO_HOOKS
         self._git("checkout", "-q", "--orphan", "side")
         _set_passing(self.project, (*UNEARNABLE, "F001"))
@@ -308,7 +330,7 @@ class Adversary(RuleBasedStateMachine):
     def fetch_a_forged_flip_elsewhere(self, namespace: str) -> None:
         """A flip made in another clone past every hook, fetched into any ref namespace and
         fast-forwarded."""
-        self._clean()
+        self._begin("fetch_a_forged_flip_elsewhere")
         other = self.home / f"other-{len(self.steps)}"
         git_ok(self.home, "clone", "-q", str(self.project), str(other))
         _set_passing(other, ("F002",))
@@ -320,7 +342,7 @@ class Adversary(RuleBasedStateMachine):
 
     @rule()
     def plumbing_flip(self) -> None:
-        self._clean()
+        self._begin("plumbing_flip")
         _set_passing(self.project, ("F003",))
         git_ok(self.project, "add", "-A")
         tree = git_ok(self.project, "write-tree").strip()
@@ -339,7 +361,7 @@ class Adversary(RuleBasedStateMachine):
 
     @rule(how=st.sampled_from(["amend", "cherry-pick", "rebase", "reset"]))
     def rewrite_history(self, how: str) -> None:
-        self._clean()
+        self._begin("rewrite_history")
         if how == "amend":
             _set_passing(self.project, ("F002",))
             git_ok(self.project, "add", "-A")
@@ -368,7 +390,7 @@ class Adversary(RuleBasedStateMachine):
         hooks=st.booleans(),
     )
     def loosen_the_settings(self, edit: tuple[str, str], hooks: bool) -> None:
-        self._clean()
+        self._begin("loosen_the_settings")
         path = self.project / ".shiftkit.toml"
         text = path.read_text()
         if edit[0] not in text:
@@ -379,7 +401,7 @@ class Adversary(RuleBasedStateMachine):
 
     @rule(what=st.sampled_from(["archive", "log", "ledger", "list"]))
     def delete_a_record(self, what: str) -> None:
-        self._clean()
+        self._begin("delete_a_record")
         name = {
             "archive": "progress-archive.txt",
             "log": "claude-progress.txt",
@@ -394,7 +416,7 @@ class Adversary(RuleBasedStateMachine):
     @rule()
     def replace_an_object(self) -> None:
         """`git replace`: show the judges another commit in place of the tip."""
-        self._clean()
+        self._begin("replace_an_object")
         _set_passing(self.project, ("F002",))
         git_ok(self.project, "add", "-A")
         if self._git(
@@ -408,7 +430,7 @@ class Adversary(RuleBasedStateMachine):
     def override_a_verifier(self, how: str, then_finish: bool) -> None:
         """The agent writes the person's trailer itself: F002's verifier becomes `true` under
         `Shiftkit-Override`, then F002 is finished through the hooks."""
-        self._clean()
+        self._begin("override_a_verifier")
         path = self.project / "features.json"
         if not path.exists():
             return
@@ -441,7 +463,7 @@ class Adversary(RuleBasedStateMachine):
         """The installation replaced for the agent's commands (a `shiftkit` that is
         `/bin/true` first on PATH: what `cp /bin/true $VENV/bin/shiftkit` does), then a hand
         flip committed through whatever hooks still run."""
-        self._clean()
+        self._begin("swap_the_judge")
         fake = self.home / "fake-bin"
         fake.mkdir(exist_ok=True)
         shutil.copy2("/bin/true", fake / "shiftkit")
@@ -454,7 +476,7 @@ class Adversary(RuleBasedStateMachine):
     @rule(feature=st.sampled_from(["F001", "F002"]), server_side=st.booleans())
     def plant_a_claim(self, feature: str, server_side: bool) -> None:
         """A claim ref that is no claim: the tip commit under refs/shiftkit/claims/."""
-        self._clean()
+        self._begin("plant_a_claim")
         ref = f"refs/shiftkit/claims/{feature}"
         if server_side:  # as a push to a server would leave it, the record a commit message
             self._git("update-ref", ref, "HEAD")
@@ -465,7 +487,7 @@ class Adversary(RuleBasedStateMachine):
     def huge_ledger_value(self, value: str, hooks: bool) -> None:
         """A hand-appended ledger line no reader can take, committed through or past the
         hooks: every judge must say so, never crash."""
-        self._clean()
+        self._begin("huge_ledger_value")
         inner = {
             "digits": "1" + "0" * 5000,
             "deep": "[" * 100_000 + "]" * 100_000,
@@ -479,6 +501,15 @@ class Adversary(RuleBasedStateMachine):
         git_ok(self.project, "add", "-A")
         prefix = () if hooks else NO_HOOKS
         self._git(*prefix, "commit", "-q", "--no-verify", "-m", "Record usage by hand")
+
+    @rule()
+    def back_to_an_accepted_tip(self) -> None:
+        """What an agent does when CI refuses: the branch reset to the last tip the final
+        judge accepted, so the game goes on from ground the judge believes (what this clone
+        keeps outside the tree — its config, its hooks, its refs — stays as the moves left it)."""
+        self._begin("back_to_an_accepted_tip")
+        if self.accepted:
+            self._git("reset", "-q", "--hard", self.accepted[-1])
 
     # -- the oracle's own files (issue 26) --------------------------------------------------
 
@@ -513,7 +544,7 @@ class Adversary(RuleBasedStateMachine):
         team): changed, skipped, shadowed, deselected or gone — with a passing test of the
         agent's beside it or not (a new test file is free) — committed through or past the
         hooks, or inside the finish commit; then a hand flip or a finish."""
-        self._clean()
+        self._begin("edit_the_oracle")
         feature = "F002" if test == TWO_TEST else "F003"
         folder = str(Path(test).parent)
 
@@ -583,7 +614,7 @@ class Adversary(RuleBasedStateMachine):
         the verifier runs at run time — the test rewritten, a conftest or a `pytest.py`
         written, or a conftest the agent's own `.gitignore` hides so the checkout looks
         clean."""
-        self._clean()
+        self._begin("init_rewrites_the_oracle")
         feature = "F002" if test == TWO_TEST else "F003"
         script = self.project / "init.sh"
         folder = str(Path(test).parent)
@@ -634,7 +665,7 @@ class Adversary(RuleBasedStateMachine):
         """An enforcement file or a committed decision record changed or removed, committed
         through or past the hooks (the hooks that still run, after the edit of their own
         config); then a hand flip of F002 or its finish."""
-        self._clean()
+        self._begin("edit_the_judges_ground")
         root = self.project
         record = root / DECISIONS / "0001-record-decisions.md"
         index = root / INDEX
@@ -703,7 +734,7 @@ class Adversary(RuleBasedStateMachine):
         runs (recorded at setup) a program that exits 0, the hook script itself, the
         reference-transaction hook removed, or the hooks' folder pointed elsewhere; then a
         hand flip of the list and log alone, through what is left."""
-        self._clean()
+        self._begin("swap_the_installation")
         gitdir = Path(git_ok(self.project, "rev-parse", "--absolute-git-dir").strip())
         if swap == "interpreter":
             fake = self.home / "fake-python"
@@ -740,6 +771,7 @@ class Adversary(RuleBasedStateMachine):
         )
         if verdict.returncode != 0:
             return  # refused: nothing to believe
+        self.accepted.append(tip.stdout.strip())
         tip = _list(clone)
         assert tip is not None, f"the list is gone at an accepted tip after:\n  {steps}"
         passing = {item["id"] for item in tip["features"] if item.get("passes")}
