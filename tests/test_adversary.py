@@ -20,7 +20,8 @@ person action, so at an accepted tip nothing of theirs can have changed.
 
 Bounded by default (a few examples of a few steps each); `SHIFTKIT_FUZZ=long` (ten times the
 examples, games of 10 steps) or `SHIFTKIT_FUZZ_EXAMPLES=N` (N/10 examples) searches longer;
-`SHIFTKIT_FUZZ_JOURNAL=FILE` appends one JSON line per game played (its moves, the tips judged and accepted).
+`SHIFTKIT_FUZZ_JOURNAL=FILE` appends one JSON line per game played: its moves, the tips judged,
+the tips accepted (the pristine one among them).
 """
 
 from __future__ import annotations
