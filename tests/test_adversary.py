@@ -194,7 +194,7 @@ class Adversary(RuleBasedStateMachine):
     def teardown(self) -> None:
         shutil.rmtree(self.home, ignore_errors=True)
         journal = os.environ.get("SHIFTKIT_FUZZ_JOURNAL", "")
-        if journal:  # a long run's progress, one line per game (its moves and tips judged)
+        if journal:  # a long run's progress, one line per game
             with open(journal, "a", encoding="utf-8") as out:
                 out.write(
                     json.dumps(
@@ -220,7 +220,7 @@ class Adversary(RuleBasedStateMachine):
         git(self.project, "checkout", "-q", "main")
 
     def _begin(self, move: str) -> None:
-        """A move starts from a clean work tree on main (counted in the statistics)."""
+        """A move starts from a clean work tree on main (and is named in the journal)."""
         self.moves.append(move)
         self._clean()
 
