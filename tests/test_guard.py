@@ -127,6 +127,21 @@ DENIED: list[tuple[str, str]] = [
     ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),
     ("shiftkit add --description 'division' --step 'divide'", "a person"),
     ("shiftkit add --description twin --step s --verify true", "shiftkit add"),
+    # the project's hook script passes its arguments to shiftkit; so does python's entry point
+    (".shiftkit/hook add --description x --step s", "shiftkit add"),
+    (".shiftkit/hook unblock F001 --note x", "shiftkit unblock"),
+    (".shiftkit/hook override F001 --reason x", "shiftkit override"),
+    ("./.shiftkit/hook claim F001 --steal", "--steal"),
+    ('"$CLAUDE_PROJECT_DIR"/.shiftkit/hook release --steal', "--steal"),
+    ("sh .shiftkit/hook unblock F001", "shiftkit unblock"),
+    ("python -P -c 'from shiftkit.main import main; main()' add --description x", "shiftkit add"),
+    (
+        "python3 -Pc 'import sys; from shiftkit.main import main; sys.exit(main())' unblock F1",
+        "a person",
+    ),
+    ("python -m shiftkit add --description x --step s", "shiftkit add"),
+    ("python3 -m shiftkit.main override F001", "shiftkit override"),
+    ("python3 -c \"from shiftkit.main import main; main(['add', '--description', 'x'])\"", "add"),
     # features.json rewritten in place
     ('sed -i \'s/"passes": false/"passes": true/\' features.json', "features.json"),
     ("sed -i.bak -e 's/false/true/' ./features.json", "features.json"),
@@ -278,6 +293,10 @@ ALLOWED = [
     "shiftkit finish -m 'unblock the parser'",
     "shiftkit note 'needs --steal? no'",
     "shiftkit revert --reason 'verifier still fails'",
+    ".shiftkit/hook status",
+    "./.shiftkit/hook claim F001",
+    "python -P -c 'import sys; from shiftkit.main import main; sys.exit(main())' finish -m x",
+    "python -m pytest add",
     "pre-commit run --all-files",
     "SKIP=1 make test",
     "env | grep SKIP",
@@ -463,6 +482,7 @@ def pre_tool_use(tool_input: Any, tool_name: str = "Bash", cwd: Path | None = No
         ("git commit --no-verify -m x", "no-verify"),
         ("sed -i 's/false/true/' features.json", "features.json"),
         ("shiftkit unblock F001 --note x", "a person"),
+        (".shiftkit/hook add --description x --step s", "shiftkit add"),
         ("git -c core.hooksPath=/dev/null commit -m x", "hooksPath"),
     ],
 )
@@ -531,6 +551,44 @@ def test_a_shiftkit_folder_in_the_project_is_not_what_the_hook_runs(scaffold: Pa
         input=pre_tool_use({"command": "git commit --no-verify -m x"}, cwd=scaffold),
     )
     assert denied.returncode == 2 and "no-verify" in denied.stderr, denied.output
+
+
+def test_a_bug_in_the_guard_refuses_the_call(tmp_path: Path) -> None:
+    """An exception on the guard's path went to the generic handler (exit 4), which both
+    harnesses read as "not blocked": the tool call ran. A guard that cannot decide refuses."""
+    crash = (  # the real guard, run with too little stack to decide (a RecursionError)
+        "import sys; import shiftkit.commands.guard; from shiftkit.main import main; "
+        "sys.setrecursionlimit(20); sys.exit(main(['guard']))"
+    )
+    result = run(
+        [sys.executable, "-c", crash],
+        tmp_path,
+        input=pre_tool_use({"command": "git status"}, cwd=tmp_path),
+    )
+    assert result.returncode == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("shiftkit guard: internal error (RecursionError"), result.stderr
+    assert "the call is refused" in result.stderr
+
+
+def test_a_corrupt_settings_cache_is_read_again(scaffold: Path) -> None:
+    """A guard-settings entry nested past Python's recursion limit crashed the guard (edge/locate
+    `_read` caught ValueError, not RecursionError): it is read again from HEAD instead."""
+    head = git_ok(scaffold, "rev-parse", "HEAD").strip()
+    folder = Path(git_ok(scaffold, "rev-parse", "--git-common-dir").strip())
+    if not folder.is_absolute():
+        folder = scaffold / folder
+    cache = folder / "shiftkit" / "guard-settings"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / head).write_text("[" * 100_000)
+    allowed = shiftkit(
+        scaffold, "guard", input=pre_tool_use({"command": "git status"}, cwd=scaffold)
+    )
+    assert (allowed.returncode, allowed.output) == (0, ""), allowed.output
+    denied = shiftkit(
+        scaffold, "guard", input=pre_tool_use({"command": "rm claude-progress.txt"}, cwd=scaffold)
+    )
+    assert denied.returncode == 2 and "progress" in denied.stderr, denied.output
 
 
 BAD_PAYLOADS: list[tuple[bytes, int]] = [

@@ -250,7 +250,18 @@ def unwrap(words: list[str], piped: str | None) -> tuple[dict[str, str], list[st
         if name == "xargs" and piped:
             command, piped = command + split(piped), None
         words, index = command, 0
-    return env, words[index:]
+    argv = words[index:]
+    if argv and is_hook_script(argv[0]):  # `.shiftkit/hook add ...` runs `shiftkit add ...`
+        argv = ["shiftkit", *argv[1:]]
+    return env, argv
+
+
+def is_hook_script(word: str) -> bool:
+    """The project's `.shiftkit/hook` (`./.shiftkit/hook`, `$CLAUDE_PROJECT_DIR/.shiftkit/hook`):
+    the script passes its arguments to shiftkit, so it is judged as `shiftkit` would be."""
+    return (
+        re.search(r"(?:^|/)\.shiftkit/hook$", os.path.normpath(word.replace("\\", "/"))) is not None
+    )
 
 
 COMMITTERS = {"git", "pre-commit", "shiftkit", ""}
@@ -342,6 +353,8 @@ def _check_shell(args: list[str], stdin: str | None, site: Site, depth: int) -> 
     if "-c" in options.names():
         code = options.positional[0] if options.positional else ""
         return _check_line(code, site, depth + 1)
+    if options.positional and is_hook_script(options.positional[0]):  # `sh .shiftkit/hook add`
+        return check_shiftkit(options.positional[1:])
     if (not options.positional or "-s" in options.names()) and stdin:
         return _check_line(stdin, site, depth + 1)
     return None  # a script file: not read
