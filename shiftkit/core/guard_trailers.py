@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from shiftkit.core.guard_options import Options, abbreviates
+from shiftkit.core.guard_shell import UNREADABLE
 from shiftkit.core.messages import MACHINE_TRAILERS, PERSON_TRAILERS
 
 PERSON_TRAILER = re.compile("|".join(re.escape(key) for key in PERSON_TRAILERS), re.IGNORECASE)
@@ -45,6 +46,47 @@ def trailer_reason(command: str, sub: str) -> str | None:
             f"Shiftkit-Feature, Shiftkit-Verified), which only `shiftkit finish` and `revert` "
             f"write; commit without it"
         )
+    return None
+
+
+# git subcommands whose message the guard reads word by word (commit-tree is denied whole).
+READS_MESSAGE = {"commit", "merge", "notes", "commit-tree"}
+MADE_AT_RUN_TIME = (
+    "text the shell makes when it runs (`$(...)`, backticks, `$VAR`, `${...}`, `$'...'`, "
+    "`<(...)`), which the guard cannot read, so it denies it (decision 0062)"
+)
+
+
+def _message_option(name: str) -> bool:
+    return (
+        name in {"-m", "-F", "-t"}
+        or abbreviates(name, "--message", 5)
+        or abbreviates(name, "--file", 4)
+        or abbreviates(name, "--template", 4)
+        or abbreviates(name, "--trailer", 4)
+    )
+
+
+def unreadable_reason(sub: str, options: Options, stdin_unreadable: bool) -> str | None:
+    """Why this `git SUB`'s message cannot be read: an option's text (`options` parsed from
+    the line with `guard_shell.marked`'s marks) or, for `-F -`, its standard input is made
+    when the shell runs (a person trailer could hide in `$(echo ... | base64 -d)`)."""
+    if sub not in READS_MESSAGE:
+        return None
+    for name, value in options.given:
+        if not _message_option(name) or value is None:
+            continue
+        if UNREADABLE in value:
+            return (
+                f"the message this `git {sub} {name}` writes holds {MADE_AT_RUN_TIME}; "
+                f"write the message literally: {WRITE_IT}"
+            )
+        if value == "-" and name != "-t" and stdin_unreadable:
+            return (
+                f"`git {sub} {name} -` reads the message from a program's output or a "
+                f"here-document that holds {MADE_AT_RUN_TIME}; write the message literally: "
+                f"{WRITE_IT}"
+            )
     return None
 
 
