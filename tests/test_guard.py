@@ -144,6 +144,8 @@ DENIED: list[tuple[str, str]] = [
     ("git commit -F - <<EOF\nFix $X\nEOF", "-F -"),
     ('git commit -m "$(cat <<EOF\nPlain $X body\nEOF\n)"', "literally"),
     ('git commit -m "$(cat <<\'EOF\'\nx\nEOF\n)" -m "$(date)"', "literally"),
+    ("echo 'Shiftkit-Override: x' >> .git/MERGE_MSG", ".git/MERGE_MSG"),
+    ("cp /tmp/msg .git/SQUASH_MSG", "merge"),
     # the project's hook script passes its arguments to shiftkit; so does python's entry point
     (".shiftkit/hook add --description x --step s", "shiftkit add"),
     (".shiftkit/hook unblock F001 --note x", "shiftkit unblock"),
@@ -577,6 +579,32 @@ def test_a_shiftkit_folder_in_the_project_is_not_what_the_hook_runs(scaffold: Pa
         input=pre_tool_use({"command": "git commit --no-verify -m x"}, cwd=scaffold),
     )
     assert denied.returncode == 2 and "no-verify" in denied.stderr, denied.output
+
+
+def test_the_commit_that_ends_a_merge_keeps_gits_message(scaffold: Path) -> None:
+    """`git commit --no-edit` was denied in a merge too, where the message is git's MERGE_MSG
+    (`Merge branch ...`), which the guard keeps the agent from writing."""
+
+    def guarded(command: str) -> Result:
+        return shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+
+    assert guarded("git commit --no-edit").returncode == 2  # no merge: a prepared message
+    git_ok(scaffold, "checkout", "-q", "-b", "side")
+    (scaffold / "notes.txt").write_text("from the side\n")
+    git_ok(scaffold, "add", "notes.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Add notes")
+    git_ok(scaffold, "checkout", "-q", "-")
+    (scaffold / "other.txt").write_text("from main\n")
+    git_ok(scaffold, "add", "other.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Add other")
+    git_ok(scaffold, "merge", "-q", "--no-commit", "--no-ff", "side")
+    assert (scaffold / ".git" / "MERGE_HEAD").is_file()
+    allowed = guarded("git commit --no-edit")
+    assert (allowed.returncode, allowed.output) == (0, ""), allowed.output
+    written = guarded("printf 'Shiftkit-Ov''erride: x' >> .git/MERGE_MSG")
+    assert written.returncode == 2 and "MERGE_MSG" in written.stderr, written.output
+    git_ok(scaffold, "commit", "-q", "--no-edit")  # (what the guard allowed, run)
+    assert guarded("git commit --no-edit").returncode == 2  # the merge is over
 
 
 def test_a_bug_in_the_guard_refuses_the_call(tmp_path: Path) -> None:

@@ -142,10 +142,17 @@ def check_git(
             return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
-    reason = _check_no_verify(sub, options) or message_reason(sub, options, env)
+    reason = _check_no_verify(sub, options) or message_reason(sub, options, env, _merging(site))
     reason = reason or _check_sharing(sub, options, site)
     reason = reason or _check_source(sub, rest, options, site)
     return reason or _check_git_write(sub, options, site, depth, line)
+
+
+def _merging(site: Site) -> Callable[[], bool] | None:
+    """Whether a merge is in progress where the command runs: known for the project's root
+    work tree only (a command elsewhere may be in another worktree's merge)."""
+    inside = site.cwd is None or not site.cwd.startswith("/")
+    return site.merging if inside and not site.outside() else None
 
 
 def subcommand(args: list[str]) -> str:

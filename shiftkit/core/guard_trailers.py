@@ -12,6 +12,7 @@ merge's), and an editor the agent names (`GIT_EDITOR`, `EDITOR`, `VISUAL`, `core
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from shiftkit.core.guard_options import Options, abbreviates
 from shiftkit.core.guard_shell import UNREADABLE
@@ -90,8 +91,11 @@ def unreadable_reason(sub: str, options: Options, stdin_unreadable: bool) -> str
     return None
 
 
-def message_reason(sub: str, options: Options, env: dict[str, str]) -> str | None:
-    """Why this `git commit`/`git merge` writes a message the guard cannot see."""
+def message_reason(
+    sub: str, options: Options, env: dict[str, str], merging: Callable[[], bool] | None = None
+) -> str | None:
+    """Why this `git commit`/`git merge` writes a message the guard cannot see (`merging`:
+    whether a merge is in progress where it runs, when known)."""
     if sub not in {"commit", "merge"}:
         return None
     editor = next((name for name in env if name in EDITORS), None)
@@ -120,7 +124,12 @@ def message_reason(sub: str, options: Options, env: dict[str, str]) -> str | Non
     if sub == "commit" and reused:
         return f"`git commit {reused}` takes another commit's message; {WRITE_IT}"
     has_message = any(n in {"-m", "-F"} or abbreviates(n, "--message", 5) for n in names)
-    if sub == "commit" and not has_message and any(abbreviates(n, "--no-edit", 5) for n in names):
+    no_edit = any(abbreviates(n, "--no-edit", 5) for n in names)
+    # The commit that ends a merge keeps git's MERGE_MSG (`Merge branch ...`, from the
+    # merge's `-m` the guard read): the guard denies writing that file (`gitmessage`), so
+    # only a cherry-pick's or a revert's prepared message (which MERGE_HEAD never marks)
+    # stays unreadable.
+    if sub == "commit" and not has_message and no_edit and not (merging and merging()):
         return (
             "`git commit --no-edit` with no `-m` keeps the message git prepared (a "
             f"cherry-pick's carries the picked commit's trailers); {WRITE_IT}"
