@@ -6,7 +6,10 @@ judges the text it can see (the whole shell line: `-m` words, `--trailer`, here-
 command substitutions) and denies the ways of writing a message it cannot see: a message
 file or template (`-F FILE`, `-t FILE`), another commit's message (`-C`, `-c`, `--squash`,
 `--fixup=amend:`), a message git prepared (`--no-edit` with no `-m`: a cherry-pick's or a
-merge's), and an editor the agent names (`GIT_EDITOR`, `EDITOR`, `VISUAL`, `core.editor`).
+revert's; the commit that ends a merge may keep git's MERGE_MSG, a file the guard keeps the
+agent from writing), an editor the agent names (`GIT_EDITOR`, `EDITOR`, `VISUAL`,
+`core.editor`), and a message the shell makes when it runs (`-m "$(echo ... | base64 -d)"`,
+`$VAR`; the text of `$(cat <<'EOF' ...)` it reads).
 """
 
 from __future__ import annotations
