@@ -42,6 +42,7 @@ from shiftkit.core.guard_shell import (
 from shiftkit.core.guard_trailers import (
     MACHINE_TRAILER,
     PERSON_TRAILER,
+    READS_MESSAGE,
     export_reason,
     trailer_reason,
     unreadable_reason,
@@ -157,11 +158,20 @@ def _trailer_reason(command: str, simple: Simple) -> str | None:
 def _marked_commands(command: str, scanned: Scan, commands: list[Simple]) -> list[Simple]:
     """The line's commands with the text the shell makes marked (`guard_shell.marked`), when
     a git command on it could write a message; else none."""
-    if "git" not in command:
+    if "git" not in command or not any(mark in command for mark in "$`|"):
+        return []  # (no git to write a message, or nothing the shell makes or pipes in)
+    if not any(_writes_message(simple) for simple in commands):
         return []
     readable = [_shows_its_text(body) for body in scanned.substitutions]
     messages = simple_commands(marked(scanned, readable), scanned.heredocs)
     return messages if len(messages) == len(commands) else []
+
+
+def _writes_message(simple: Simple) -> bool:
+    _, argv = unwrap(simple.words, None)
+    if not argv or os.path.basename(argv[0]) != "git":
+        return False
+    return subcommand(argv[1:]) in READS_MESSAGE
 
 
 def _shows_its_text(body: str) -> bool:
