@@ -9,6 +9,7 @@ from shiftkit.core.errors import INTERNAL, BadInput, ShiftkitError, one_line, re
 
 # A path no file can have: its parent is a device. (decision record 0067)
 NO_GRAFTS = os.path.join(os.devnull, "grafts")
+BLOCKED = 2  # the exit code Claude Code and Codex read as "the tool call is blocked"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,10 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return githooks.main(args[1:])
         if args == ["guard"]:
-            # The harness runs the guard before every tool call: past click (decision 0070).
-            from shiftkit.commands import guard
-
-            return guard.guard_cmd(guard.hook_input(), _stderr)
+            return _guard()
         if args[:1] == ["merge-features"] and _plain(args[1:], 3):
             # git runs the merge driver as it runs hooks: past click, as `cli` would call it.
             from pathlib import Path
@@ -58,6 +56,26 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERNAL
+
+
+def _guard() -> int:
+    """The harness runs the guard before every tool call: past click (decision 0070). Both
+    harnesses read only exit 2 as "blocked": any other failure lets the tool call run, so a
+    bug in the guard (any exception, a ShiftkitError too) denies the call, in one line."""
+    try:
+        from shiftkit.commands import guard
+
+        return guard.guard_cmd(guard.hook_input(), _stderr)
+    except Exception as exc:
+        if os.environ.get("SHIFTKIT_DEBUG"):  # the traceback, and still refused
+            import traceback
+
+            traceback.print_exc()
+        _stderr(
+            f"shiftkit guard: internal error ({type(exc).__name__}: {one_line(str(exc))}); "
+            f"the call is refused \u2014 report it"
+        )
+        return BLOCKED
 
 
 def _stderr(text: str) -> None:

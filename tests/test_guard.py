@@ -127,6 +127,40 @@ DENIED: list[tuple[str, str]] = [
     ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),
     ("shiftkit add --description 'division' --step 'divide'", "a person"),
     ("shiftkit add --description twin --step s --verify true", "shiftkit add"),
+    # messages the shell makes when it runs: a person trailer could hide in them (0062)
+    (
+        'git commit -am "Skip flaky case" -m "$(echo U2hpZnRraXQtT3ZlcnJpZGU6IGZsYWt5|base64 -d)"',
+        "literally",
+    ),
+    ('git commit -m "`printf Shiftkit-Ov; printf erride: x`"', "literally"),
+    ('git commit -m "Fix $MSG"', "literally"),
+    ("git commit -m ${MSG}", "literally"),
+    ("git commit -m $'Shiftkit-\\x4fverride: x'", "literally"),
+    ('git commit --trailer "$T" -m x', "--trailer"),
+    ('git notes add -m "$(cat /tmp/x)"', "git notes"),
+    ('git merge -m "$(echo x)" side', "git merge"),
+    ('echo "$X" | git commit -F -', "-F -"),
+    ("base64 -d /tmp/m | git commit -F -", "-F -"),
+    ("git commit -F - <<EOF\nFix $X\nEOF", "-F -"),
+    ('git commit -m "$(cat <<EOF\nPlain $X body\nEOF\n)"', "literally"),
+    ('git commit -m "$(cat <<\'EOF\'\nx\nEOF\n)" -m "$(date)"', "literally"),
+    ("echo 'Shiftkit-Override: x' >> .git/MERGE_MSG", ".git/MERGE_MSG"),
+    ("cp /tmp/msg .git/SQUASH_MSG", "merge"),
+    # the project's hook script passes its arguments to shiftkit; so does python's entry point
+    (".shiftkit/hook add --description x --step s", "shiftkit add"),
+    (".shiftkit/hook unblock F001 --note x", "shiftkit unblock"),
+    (".shiftkit/hook override F001 --reason x", "shiftkit override"),
+    ("./.shiftkit/hook claim F001 --steal", "--steal"),
+    ('"$CLAUDE_PROJECT_DIR"/.shiftkit/hook release --steal', "--steal"),
+    ("sh .shiftkit/hook unblock F001", "shiftkit unblock"),
+    ("python -P -c 'from shiftkit.main import main; main()' add --description x", "shiftkit add"),
+    (
+        "python3 -Pc 'import sys; from shiftkit.main import main; sys.exit(main())' unblock F1",
+        "a person",
+    ),
+    ("python -m shiftkit add --description x --step s", "shiftkit add"),
+    ("python3 -m shiftkit.main override F001", "shiftkit override"),
+    ("python3 -c \"from shiftkit.main import main; main(['add', '--description', 'x'])\"", "add"),
     # features.json rewritten in place
     ('sed -i \'s/"passes": false/"passes": true/\' features.json', "features.json"),
     ("sed -i.bak -e 's/false/true/' ./features.json", "features.json"),
@@ -225,6 +259,15 @@ ALLOWED = [
     "git log --format='%H#%s' -3",
     "echo a#b > notes.txt",
     "cat > notes.md <<'EOF'\ngit commit --no-verify is denied\nrm -rf .git/hooks\nEOF",
+    # messages with a `$` the shell leaves alone, or a here-document the line shows
+    "git commit -m 'Costs $5 and $(nothing)'",
+    'git commit -m "Costs \\$5"',
+    'git commit -m "Price: 5$"',
+    "git commit -m \"$(cat <<'EOF'\nFix the parser\n\nBody with $HOME literal\nEOF\n)\"",
+    'git commit -m "$(cat <<EOF\nPlain body\nEOF\n)"',
+    "git commit -F - <<'EOF'\nFix $X literally\nEOF",
+    "echo 'Fix it' | git commit -F -",
+    "cd \"$HOME/src\" && git commit -m 'Tidy'",
     # git, plainly
     "git commit -m 'F001: add two numbers'",
     "git commit -am 'Tidy the README'",
@@ -278,6 +321,10 @@ ALLOWED = [
     "shiftkit finish -m 'unblock the parser'",
     "shiftkit note 'needs --steal? no'",
     "shiftkit revert --reason 'verifier still fails'",
+    ".shiftkit/hook status",
+    "./.shiftkit/hook claim F001",
+    "python -P -c 'import sys; from shiftkit.main import main; sys.exit(main())' finish -m x",
+    "python -m pytest add",
     "pre-commit run --all-files",
     "SKIP=1 make test",
     "env | grep SKIP",
@@ -463,6 +510,7 @@ def pre_tool_use(tool_input: Any, tool_name: str = "Bash", cwd: Path | None = No
         ("git commit --no-verify -m x", "no-verify"),
         ("sed -i 's/false/true/' features.json", "features.json"),
         ("shiftkit unblock F001 --note x", "a person"),
+        (".shiftkit/hook add --description x --step s", "shiftkit add"),
         ("git -c core.hooksPath=/dev/null commit -m x", "hooksPath"),
     ],
 )
@@ -531,6 +579,70 @@ def test_a_shiftkit_folder_in_the_project_is_not_what_the_hook_runs(scaffold: Pa
         input=pre_tool_use({"command": "git commit --no-verify -m x"}, cwd=scaffold),
     )
     assert denied.returncode == 2 and "no-verify" in denied.stderr, denied.output
+
+
+def test_the_commit_that_ends_a_merge_keeps_gits_message(scaffold: Path) -> None:
+    """`git commit --no-edit` was denied in a merge too, where the message is git's MERGE_MSG
+    (`Merge branch ...`), which the guard keeps the agent from writing."""
+
+    def guarded(command: str) -> Result:
+        return shiftkit(scaffold, "guard", input=pre_tool_use({"command": command}, cwd=scaffold))
+
+    assert guarded("git commit --no-edit").returncode == 2  # no merge: a prepared message
+    git_ok(scaffold, "checkout", "-q", "-b", "side")
+    (scaffold / "notes.txt").write_text("from the side\n")
+    git_ok(scaffold, "add", "notes.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Add notes")
+    git_ok(scaffold, "checkout", "-q", "-")
+    (scaffold / "other.txt").write_text("from main\n")
+    git_ok(scaffold, "add", "other.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Add other")
+    git_ok(scaffold, "merge", "-q", "--no-commit", "--no-ff", "side")
+    assert (scaffold / ".git" / "MERGE_HEAD").is_file()
+    allowed = guarded("git commit --no-edit")
+    assert (allowed.returncode, allowed.output) == (0, ""), allowed.output
+    written = guarded("printf 'Shiftkit-Ov''erride: x' >> .git/MERGE_MSG")
+    assert written.returncode == 2 and "MERGE_MSG" in written.stderr, written.output
+    git_ok(scaffold, "commit", "-q", "--no-edit")  # (what the guard allowed, run)
+    assert guarded("git commit --no-edit").returncode == 2  # the merge is over
+
+
+def test_a_bug_in_the_guard_refuses_the_call(tmp_path: Path) -> None:
+    """An exception on the guard's path went to the generic handler (exit 4), which both
+    harnesses read as "not blocked": the tool call ran. A guard that cannot decide refuses."""
+    crash = (  # the real guard, run with too little stack to decide (a RecursionError)
+        "import sys; import shiftkit.commands.guard; from shiftkit.main import main; "
+        "sys.setrecursionlimit(20); sys.exit(main(['guard']))"
+    )
+    result = run(
+        [sys.executable, "-c", crash],
+        tmp_path,
+        input=pre_tool_use({"command": "git status"}, cwd=tmp_path),
+    )
+    assert result.returncode == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("shiftkit guard: internal error (RecursionError"), result.stderr
+    assert "the call is refused" in result.stderr
+
+
+def test_a_corrupt_settings_cache_is_read_again(scaffold: Path) -> None:
+    """A guard-settings entry nested past Python's recursion limit crashed the guard (edge/locate
+    `_read` caught ValueError, not RecursionError): it is read again from HEAD instead."""
+    head = git_ok(scaffold, "rev-parse", "HEAD").strip()
+    folder = Path(git_ok(scaffold, "rev-parse", "--git-common-dir").strip())
+    if not folder.is_absolute():
+        folder = scaffold / folder
+    cache = folder / "shiftkit" / "guard-settings"
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / head).write_text("[" * 100_000)
+    allowed = shiftkit(
+        scaffold, "guard", input=pre_tool_use({"command": "git status"}, cwd=scaffold)
+    )
+    assert (allowed.returncode, allowed.output) == (0, ""), allowed.output
+    denied = shiftkit(
+        scaffold, "guard", input=pre_tool_use({"command": "rm claude-progress.txt"}, cwd=scaffold)
+    )
+    assert denied.returncode == 2 and "progress" in denied.stderr, denied.output
 
 
 BAD_PAYLOADS: list[tuple[bytes, int]] = [

@@ -368,7 +368,16 @@ def guard_site(cwd: str | None) -> tuple[Path | None, str | Site]:
         None,
         *_guard_ground(root, config_text, settings.features if config_text else None),
         claims=settings.ref_prefix,
+        merging=lambda: _merging(git_dir),
     )
+
+
+def _merging(git_dir: Path) -> bool:
+    """A merge is in progress in this work tree: MERGE_HEAD, and no cherry-pick or revert
+    (whose prepared message, also MERGE_MSG, carries the picked commit's trailers)."""
+    marks = (git_dir / name for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"))
+    merge, pick, revert = (mark.is_file() for mark in marks)
+    return merge and not pick and not revert
 
 
 def _guard_ground(

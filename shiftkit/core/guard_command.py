@@ -13,6 +13,7 @@ from shiftkit.core.guard_git import (
     redirect_reason,
     redirects,
     subcommand,
+    subcommand_options,
     worktree_target,
 )
 from shiftkit.core.guard_install import pip_call, pip_reason
@@ -28,8 +29,12 @@ from shiftkit.core.guard_programs import (
 )
 from shiftkit.core.guard_shell import (
     ASSIGNMENT,
+    HEREDOC_START,
     SUBSTITUTION,
+    UNREADABLE,
+    Scan,
     Simple,
+    marked,
     scan,
     simple_commands,
     split,
@@ -37,8 +42,10 @@ from shiftkit.core.guard_shell import (
 from shiftkit.core.guard_trailers import (
     MACHINE_TRAILER,
     PERSON_TRAILER,
+    READS_MESSAGE,
     export_reason,
     trailer_reason,
+    unreadable_reason,
 )
 
 MAX_DEPTH = 8  # nested `sh -c`, `$(...)`, `eval`: deeper than this is denied, not parsed
@@ -73,10 +80,16 @@ def _check_line(command: str, site: Site, depth: int) -> str | None:
             place = worktree_target(args[args.index("worktree") + 1 :], site.at(walk.sure[0]))
             if place is not None:
                 guard_worktrees.add(place)
+    messages = _marked_commands(command, scanned, commands)
+    message_input: str | None = None
     for number, simple in enumerate(commands):
         walk.enter(simple)
         if names_trailer:
             reason = _trailer_reason(command, simple)
+            if reason:
+                return reason
+        if messages:
+            reason, message_input = _message_reason(messages[number], message_input, command)
             if reason:
                 return reason
         stdin = simple.stdin if simple.stdin is not None else output if simple.piped else None
@@ -140,6 +153,71 @@ def _trailer_reason(command: str, simple: Simple) -> str | None:
     if not argv or os.path.basename(argv[0]) != "git":
         return None
     return trailer_reason(command, subcommand(argv[1:]))
+
+
+def _marked_commands(command: str, scanned: Scan, commands: list[Simple]) -> list[Simple]:
+    """The line's commands with the text the shell makes marked (`guard_shell.marked`), when
+    a git command on it could write a message; else none."""
+    if "git" not in command or not any(mark in command for mark in "$`|"):
+        return []  # (no git to write a message, or nothing the shell makes or pipes in)
+    if not any(_writes_message(simple) for simple in commands):
+        return []
+    readable = [_shows_its_text(body) for body in scanned.substitutions]
+    messages = simple_commands(marked(scanned, readable), scanned.heredocs)
+    return messages if len(messages) == len(commands) else []
+
+
+def _writes_message(simple: Simple) -> bool:
+    _, argv = unwrap(simple.words, None)
+    if not argv or os.path.basename(argv[0]) != "git":
+        return False
+    return subcommand(argv[1:]) in READS_MESSAGE
+
+
+def _shows_its_text(body: str) -> bool:
+    """`$(cat <<'EOF' ... EOF)`: the text is the here-document's, which the line shows (with
+    an unquoted delimiter, only when the shell expands nothing in it)."""
+    inner = scan(body)
+    commands = simple_commands(inner.line, inner.heredocs)
+    if len(commands) != 1 or inner.substitutions:
+        return False
+    only = commands[0]
+    if only.words not in (["cat"], ["cat", "-"]) or only.stdin is None or only.writes:
+        return False
+    return _literal_heredoc(body) or not re.search(r"[$`\\]", only.stdin)
+
+
+def _literal_heredoc(text: str) -> bool:
+    """Every here-document on this text has a quoted delimiter (`<<'EOF'`, `<<\\EOF`)."""
+    starts = list(re.finditer(HEREDOC_START, text))
+    return bool(starts) and all(
+        start.group(2) is not None or start.group(3) is not None or "\\" in start.group(0)
+        for start in starts
+    )
+
+
+def _message_reason(
+    simple: Simple, before: str | None, command: str
+) -> tuple[str | None, str | None]:
+    """Why this command (as `_marked_commands` marked it) writes a git message the guard
+    cannot read, and what it prints (`before`: what the command before it printed)."""
+    stdin = simple.stdin if simple.stdin is not None else before if simple.piped else None
+    _, argv = unwrap(simple.words, stdin if simple.piped else None)
+    printed = _output_of(simple.words, stdin)
+    if not argv or os.path.basename(argv[0]) != "git":
+        return None, printed
+    sub, options = subcommand_options(argv[1:])
+    unknown = (
+        (simple.piped and stdin is None)
+        or (stdin is not None and UNREADABLE in stdin)
+        or (
+            simple.stdin is not None
+            and not simple.piped
+            and re.search(r"[$`]", simple.stdin) is not None
+            and not _literal_heredoc(command)
+        )
+    )
+    return unreadable_reason(sub, options, unknown), printed
 
 
 def _union(first: list[str | None], second: list[str | None]) -> list[str | None]:
@@ -250,7 +328,18 @@ def unwrap(words: list[str], piped: str | None) -> tuple[dict[str, str], list[st
         if name == "xargs" and piped:
             command, piped = command + split(piped), None
         words, index = command, 0
-    return env, words[index:]
+    argv = words[index:]
+    if argv and is_hook_script(argv[0]):  # `.shiftkit/hook add ...` runs `shiftkit add ...`
+        argv = ["shiftkit", *argv[1:]]
+    return env, argv
+
+
+def is_hook_script(word: str) -> bool:
+    """The project's `.shiftkit/hook` (`./.shiftkit/hook`, `$CLAUDE_PROJECT_DIR/.shiftkit/hook`):
+    the script passes its arguments to shiftkit, so it is judged as `shiftkit` would be."""
+    return (
+        re.search(r"(?:^|/)\.shiftkit/hook$", os.path.normpath(word.replace("\\", "/"))) is not None
+    )
 
 
 COMMITTERS = {"git", "pre-commit", "shiftkit", ""}
@@ -342,6 +431,8 @@ def _check_shell(args: list[str], stdin: str | None, site: Site, depth: int) -> 
     if "-c" in options.names():
         code = options.positional[0] if options.positional else ""
         return _check_line(code, site, depth + 1)
+    if options.positional and is_hook_script(options.positional[0]):  # `sh .shiftkit/hook add`
+        return check_shiftkit(options.positional[1:])
     if (not options.positional or "-s" in options.names()) and stdin:
         return _check_line(stdin, site, depth + 1)
     return None  # a script file: not read

@@ -85,6 +85,7 @@ GIT_OPTIONS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "revert": ("m", "S", ("--mainline", "--strategy", "--strategy-option", "--cleanup")),
     "config": ("f", "", ("--file", "--blob", "--type", "--default", "--comment", "--value")),
     "update-ref": ("m", "", ("--message",)),
+    "notes": ("mFcC", "", ("--message", "--file", "--reuse-message", "--reedit-message")),
     "restore": ("s", "", ("--source", "--pathspec-from-file", "--conflict")),
     "checkout": ("bB", "", ("--conflict", "--pathspec-from-file", "--orphan")),
     "worktree": ("bB", "", ("--reason", "--orphan", "--expire")),
@@ -141,19 +142,38 @@ def check_git(
             return reason
     if sub in MOVES_HISTORY:
         return _check_history(sub, options)
-    reason = _check_no_verify(sub, options) or message_reason(sub, options, env)
+    reason = _check_no_verify(sub, options) or message_reason(sub, options, env, _merging(site))
     reason = reason or _check_sharing(sub, options, site)
     reason = reason or _check_source(sub, rest, options, site)
     return reason or _check_git_write(sub, options, site, depth, line)
 
 
+def _merging(site: Site) -> Callable[[], bool] | None:
+    """Whether a merge is in progress where the command runs: known for the project's root
+    work tree only (a command elsewhere may be in another worktree's merge)."""
+    inside = site.cwd is None or not site.cwd.startswith("/")
+    return site.merging if inside and not site.outside() else None
+
+
 def subcommand(args: list[str]) -> str:
     """The git subcommand of these arguments (after git's global options), or ""."""
+    index = _subcommand_at(args)
+    return args[index] if index < len(args) else ""
+
+
+def subcommand_options(args: list[str]) -> tuple[str, Options]:
+    """The git subcommand of these arguments and its options, parsed as `check_git` does."""
+    index = _subcommand_at(args)
+    sub = args[index] if index < len(args) else ""
+    return sub, parse_options(args[index + 1 :], *GIT_OPTIONS.get(sub, ("", "", ())))
+
+
+def _subcommand_at(args: list[str]) -> int:
     index = 0
     while index < len(args) and args[index].startswith("-"):
         name, equals, _ = args[index].partition("=")
         index += 2 if name in GIT_GLOBAL_VALUES and not equals else 1
-    return args[index] if index < len(args) else ""
+    return index
 
 
 def _by_git_dir(git_dir: str, site: Site) -> Site:

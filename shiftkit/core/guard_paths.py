@@ -36,6 +36,9 @@ INSTEAD = {
     f"back; {USE_SHIFTKIT}",
     "gitfolder": "what lands there decides which commits git sees (grafts, alternates, refs), "
     f"behind the hooks' back; {USE_SHIFTKIT}",
+    "gitmessage": "git prepares it for the commit that ends a merge (`git commit --no-edit` "
+    "uses it as it is), so a trailer written there would pass unread; write the message "
+    "with `git commit -m` or commit with `shiftkit finish -m`",
     "install": "it is shiftkit's own installation, which judges the work and is a person's to "
     "change: stop and ask a person",
     "records": "shiftkit writes the progress log (`shiftkit finish`, `shiftkit revert`; "
@@ -55,6 +58,7 @@ LABELS = {
     "gitfolder": "a folder of .git's grafts, alternates or refs",
     "records": "a record only shiftkit writes",
     "install": "shiftkit's installation",
+    "gitmessage": "the message git prepared for a merge's commit",
     "protected": "a feature's oracle, an enforcement file or a decision record",
 }
 TEMP_DIRS = ("/tmp/", "/var/tmp/", "/private/tmp/", "/dev/shm/", "/dev/null")
@@ -66,7 +70,16 @@ class Site:
     (`cwd`: project-relative, "" the root; an absolute path: outside the project; None: not
     known, so relative paths count from the root with any leading `../` dropped)."""
 
-    __slots__ = ("claims", "committed", "cwd", "features", "grounds", "records", "root")
+    __slots__ = (
+        "claims",
+        "committed",
+        "cwd",
+        "features",
+        "grounds",
+        "merging",
+        "records",
+        "root",
+    )
 
     def __init__(
         self,
@@ -77,6 +90,7 @@ class Site:
         grounds: Grounds | None = None,
         committed: Callable[[str], bool] | None = None,
         claims: str = CLAIMS_PREFIX,
+        merging: Callable[[], bool] | None = None,
     ) -> None:
         self.features = features
         self.records = records
@@ -87,6 +101,9 @@ class Site:
         self.grounds = grounds
         self.committed = committed
         self.claims = claims  # where the remote keeps claims ([shiftkit.claims] ref_prefix)
+        # whether the root's work tree is in a merge (MERGE_HEAD, no cherry-pick or revert),
+        # read when first needed; None: not known
+        self.merging = merging
 
     def at(self, cwd: str | None) -> Site:
         return self.moved(self.root, cwd)
@@ -94,7 +111,14 @@ class Site:
     def moved(self, root: str | None, cwd: str | None) -> Site:
         """This site at another root and place, with the same names and ground."""
         return Site(
-            self.features, self.records, root, cwd, self.grounds, self.committed, self.claims
+            self.features,
+            self.records,
+            root,
+            cwd,
+            self.grounds,
+            self.committed,
+            self.claims,
+            self.merging,
         )
 
     def inside(self, absolute: str) -> str | None:
@@ -184,7 +208,7 @@ GIT_STORE = (
 GIT_STORE_FOLDERS = (["info"], ["objects"], ["objects", "info"], ["refs"])
 
 
-GIT_KINDS = {"hooks", "gitdir", "gitconfig", "state", "gitstore", "gitfolder"}
+GIT_KINDS = {"hooks", "gitdir", "gitconfig", "state", "gitstore", "gitfolder", "gitmessage"}
 
 
 def _git_kind(parts: list[str]) -> str | None:
@@ -196,6 +220,8 @@ def _git_kind(parts: list[str]) -> str | None:
         return "hooks" if parts[0] == "hooks" else "state"
     if parts in (["config"], ["config.worktree"]):
         return "gitconfig"
+    if parts in (["MERGE_MSG"], ["SQUASH_MSG"]):
+        return "gitmessage"
     if parts in GIT_STORE or parts[0] == "refs":
         return "gitstore"
     if parts in GIT_STORE_FOLDERS:
@@ -227,10 +253,11 @@ def _kind_of_parts(parts: list[str], absolute: bool, site: Site) -> str | None:
 
 def path_kind(path: str, site: Site) -> str | None:
     """Which protected file this shell word names, if any: 'features', 'hooks', 'gitdir',
-    'gitconfig', 'gitstore', 'gitfolder', 'state', 'config' or 'signers'. Relative paths count
-    from where the command runs (`site.cwd`); absolute paths under the root as relative ones,
-    others by their ending, except in temporary folders and, once the root is known, outside
-    it in another place (another repository's .git is not this project's)."""
+    'gitconfig', 'gitstore', 'gitfolder', 'gitmessage', 'state', 'config' or 'signers'.
+    Relative paths count from where the command runs (`site.cwd`); absolute paths under the
+    root as relative ones, others by their ending, except in temporary folders and, once the
+    root is known, outside it in another place (another repository's .git is not this
+    project's)."""
     text = path.strip()
     if not text or text.startswith(SUBSTITUTION):
         return None

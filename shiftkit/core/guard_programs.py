@@ -248,6 +248,41 @@ def _mentioned(text: str, site: Site) -> str | None:
     return next((kind for kind, name in names.items() if name in text), None)
 
 
+def python_shiftkit_args(args: list[str], stdin: str | None) -> list[str] | None:
+    """The arguments a python command line hands shiftkit's entry point, or None when it runs
+    none: `-m shiftkit[.main|.cli|...] ARGS`, or code (`-c CODE ARGS`, `- ARGS` on stdin) that
+    names shiftkit, as `.shiftkit/hook` runs it (`-P -c 'from shiftkit.main import main;
+    main()' ARGS`); the words such code quotes count too (`main(['add', ...])`). Python stops
+    reading its own options at `-c`/`-m`'s value and at the first other word."""
+    index = 0
+    while index < len(args):
+        arg, index = args[index], index + 1
+        if arg == "-" or not arg.startswith("-") or arg == "--":
+            if arg != "-":
+                return None  # a script file (or nothing): not read
+            return _code_args(stdin or "", args[index:])
+        for position, letter in enumerate(arg[1:], start=2):
+            if letter not in "cmWX":
+                continue
+            value = arg[position:]
+            if not value and index < len(args):
+                value, index = args[index], index + 1
+            if letter == "m":
+                return args[index:] if re.match(r"shiftkit(?:\.|$)", value) else None
+            if letter == "c":
+                return _code_args(value, args[index:])
+            break  # -W/-X: their value taken
+    return None
+
+
+def _code_args(code: str, rest: list[str]) -> list[str] | None:
+    if not re.search(r"\bshiftkit\b", code):
+        return None
+    quoted = [a or b for a, b in re.findall(r"'([^']*)'|\"([^\"]*)\"", code)]
+    named = [i for i, word in enumerate(quoted) if word.endswith("shiftkit")]
+    return rest or quoted[named[-1] + 1 if named else 0 :]
+
+
 def check_interpreter(
     name: str, args: list[str], stdin: str | None, site: Site, depth: int
 ) -> str | None:
@@ -256,8 +291,10 @@ def check_interpreter(
         args, values, "", ("--eval", "--print"), first_positional_ends=name in {"python", "pypy"}
     )
     module = options.value("-m") if name in {"python", "pypy"} else None
-    if module == "shiftkit":
-        return check_shiftkit(options.positional)
+    if name in {"python", "pypy"}:
+        shiftkit_args = python_shiftkit_args(args, stdin)
+        if shiftkit_args is not None:
+            return check_shiftkit(shiftkit_args)
     code_options = {"-" + letter for letter in code_letters} | {"--eval", "--print"}
     codes = [value or "" for option, value in options.given if option in code_options]
     if not codes and options.positional[:1] == ["eval"]:

@@ -8,6 +8,8 @@ import re
 import shlex
 
 SUBSTITUTION = "__shiftkit_substitution__"
+UNREADABLE = "__shiftkit_unreadable__"  # (`marked`: text the shell makes when it runs)
+READABLE = "__shiftkit_text__"  # (`marked`: a substitution whose text the line shows)
 HEREDOC = "__shiftkit_heredoc_"
 HEREDOC_START = r"<<(-?)[ \t]*(?:'([^'\n]*)'|\"([^\"\n]*)\"|\\?([^\s;&|()<>'\"]+))"
 OPERATOR = r"&>>|&>|>>|>\||>&|<<<|<<|<>|<&|>|<|\|\||\|&|&&|;;|\||&|;|\(|\)"
@@ -226,3 +228,34 @@ def split(text: str) -> list[str]:
         return shlex.split(text)
     except ValueError:
         return text.split()
+
+
+def marked(scanned: Scan, readable: list[bool]) -> str:
+    """The scanned line with the text the shell makes when it runs marked UNREADABLE: `$NAME`,
+    `${...}`, `$1`, `$'...'`, and each command substitution not `readable` (by number; a
+    readable one becomes READABLE). Single quotes and backslashes keep `$` literal. Only marks
+    are added, so the line splits into the same commands and words as `scanned.line`."""
+    line, out, quote, index, number = scanned.line, [], "", 0, 0
+    while index < len(line):
+        char = line[index]
+        if quote == "'":
+            quote = "" if char == "'" else quote
+        elif char == "\\":
+            out.append(line[index : index + 2])
+            index += 2
+            continue
+        elif line.startswith(SUBSTITUTION, index):
+            known = number < len(readable) and readable[number]
+            out.append(READABLE if known else UNREADABLE)
+            number, index = number + 1, index + len(SUBSTITUTION)
+            continue
+        elif char == "$" and re.match(r"[\w{@*#?!$'\"-]", line[index + 1 : index + 2]):
+            if not (quote == '"' and line[index + 1] in "'\""):  # (`"$"` and `"$'"`: a `$`)
+                out.append(UNREADABLE)
+        elif quote == '"':
+            quote = "" if char == '"' else quote
+        elif char in "'\"":
+            quote = char
+        out.append(char)
+        index += 1
+    return "".join(out)

@@ -6,14 +6,19 @@ judges the text it can see (the whole shell line: `-m` words, `--trailer`, here-
 command substitutions) and denies the ways of writing a message it cannot see: a message
 file or template (`-F FILE`, `-t FILE`), another commit's message (`-C`, `-c`, `--squash`,
 `--fixup=amend:`), a message git prepared (`--no-edit` with no `-m`: a cherry-pick's or a
-merge's), and an editor the agent names (`GIT_EDITOR`, `EDITOR`, `VISUAL`, `core.editor`).
+revert's; the commit that ends a merge may keep git's MERGE_MSG, a file the guard keeps the
+agent from writing), an editor the agent names (`GIT_EDITOR`, `EDITOR`, `VISUAL`,
+`core.editor`), and a message the shell makes when it runs (`-m "$(echo ... | base64 -d)"`,
+`$VAR`; the text of `$(cat <<'EOF' ...)` it reads).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from shiftkit.core.guard_options import Options, abbreviates
+from shiftkit.core.guard_shell import UNREADABLE
 from shiftkit.core.messages import MACHINE_TRAILERS, PERSON_TRAILERS
 
 PERSON_TRAILER = re.compile("|".join(re.escape(key) for key in PERSON_TRAILERS), re.IGNORECASE)
@@ -48,8 +53,52 @@ def trailer_reason(command: str, sub: str) -> str | None:
     return None
 
 
-def message_reason(sub: str, options: Options, env: dict[str, str]) -> str | None:
-    """Why this `git commit`/`git merge` writes a message the guard cannot see."""
+# git subcommands whose message the guard reads word by word (commit-tree is denied whole).
+READS_MESSAGE = {"commit", "merge", "notes", "commit-tree"}
+MADE_AT_RUN_TIME = (
+    "text the shell makes when it runs (`$(...)`, backticks, `$VAR`, `${...}`, `$'...'`, "
+    "`<(...)`), which the guard cannot read, so it denies it (decision 0062)"
+)
+
+
+def _message_option(name: str) -> bool:
+    return (
+        name in {"-m", "-F", "-t"}
+        or abbreviates(name, "--message", 5)
+        or abbreviates(name, "--file", 4)
+        or abbreviates(name, "--template", 4)
+        or abbreviates(name, "--trailer", 4)
+    )
+
+
+def unreadable_reason(sub: str, options: Options, stdin_unreadable: bool) -> str | None:
+    """Why this `git SUB`'s message cannot be read: an option's text (`options` parsed from
+    the line with `guard_shell.marked`'s marks) or, for `-F -`, its standard input is made
+    when the shell runs (a person trailer could hide in `$(echo ... | base64 -d)`)."""
+    if sub not in READS_MESSAGE:
+        return None
+    for name, value in options.given:
+        if not _message_option(name) or value is None:
+            continue
+        if UNREADABLE in value:
+            return (
+                f"the message this `git {sub} {name}` writes holds {MADE_AT_RUN_TIME}; "
+                f"write the message literally: {WRITE_IT}"
+            )
+        if value == "-" and name != "-t" and stdin_unreadable:
+            return (
+                f"`git {sub} {name} -` reads the message from a program's output or a "
+                f"here-document that holds {MADE_AT_RUN_TIME}; write the message literally: "
+                f"{WRITE_IT}"
+            )
+    return None
+
+
+def message_reason(
+    sub: str, options: Options, env: dict[str, str], merging: Callable[[], bool] | None = None
+) -> str | None:
+    """Why this `git commit`/`git merge` writes a message the guard cannot see (`merging`:
+    whether a merge is in progress where it runs, when known)."""
     if sub not in {"commit", "merge"}:
         return None
     editor = next((name for name in env if name in EDITORS), None)
@@ -78,7 +127,12 @@ def message_reason(sub: str, options: Options, env: dict[str, str]) -> str | Non
     if sub == "commit" and reused:
         return f"`git commit {reused}` takes another commit's message; {WRITE_IT}"
     has_message = any(n in {"-m", "-F"} or abbreviates(n, "--message", 5) for n in names)
-    if sub == "commit" and not has_message and any(abbreviates(n, "--no-edit", 5) for n in names):
+    no_edit = any(abbreviates(n, "--no-edit", 5) for n in names)
+    # The commit that ends a merge keeps git's MERGE_MSG (`Merge branch ...`, from the
+    # merge's `-m` the guard read): the guard denies writing that file (`gitmessage`), so
+    # only a cherry-pick's or a revert's prepared message (which MERGE_HEAD never marks)
+    # stays unreadable.
+    if sub == "commit" and not has_message and no_edit and not (merging and merging()):
         return (
             "`git commit --no-edit` with no `-m` keeps the message git prepared (a "
             f"cherry-pick's carries the picked commit's trailers); {WRITE_IT}"

@@ -151,7 +151,7 @@ def _read(place: str) -> object:
     try:
         with open(place, encoding="utf-8") as handle:
             return json.loads(handle.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # (a corrupt entry: read the settings again)
         return None
 
 
