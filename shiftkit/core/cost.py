@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from shiftkit.core.config import CostConfig, ModelPrice
-from shiftkit.core.ledger import COORDINATION, IDLE, UNATTRIBUTED, Entry, Usage, time_key
+from shiftkit.core.ledger import (
+    COORDINATION,
+    IDLE,
+    PURPOSES,
+    UNATTRIBUTED,
+    Entry,
+    Usage,
+    time_key,
+)
 from shiftkit.core.prices import Book
 
 FAILED_OUTCOMES = ("failed", "blocked", "abandoned")
@@ -162,6 +170,16 @@ def attempts(entries: Iterable[Entry], feature: str | None = None) -> Attempts:
     )
 
 
+def bucket(entry: Entry) -> str:
+    """The row of `cost` an entry is counted in, named as every view names it (decision
+    record 0073): its feature; without one, "coordination" (a session that looked for a
+    feature to take and found none), "idle" (one that claimed nothing and did not look), else
+    "unattributed"."""
+    if entry.feature is not None:
+        return entry.feature
+    return entry.purpose if entry.purpose in PURPOSES else UNATTRIBUTED
+
+
 def _row(key: str, status: str, entries: Sequence[Entry], spend: Spend) -> Row:
     units = [e for e in entries if e.kind == "unit"]
     verifies = [e for e in entries if e.kind == "verify"]
@@ -214,19 +232,16 @@ def report(
         )
         for fid in order
     ]
-    loose = [e for e in per.get(None, []) if e.purpose not in (COORDINATION, IDLE)]
-    unattributed = _row(UNATTRIBUTED, "", loose, _spend(loose, ratios, price_of))
-    purposes = {
-        name: [e for e in per.get(None, []) if e.purpose == name] for name in (COORDINATION, IDLE)
+    loose = {
+        name: [e for e in per.get(None, []) if bucket(e) == name]
+        for name in (UNATTRIBUTED, COORDINATION, IDLE)
     }
-    coordination, idle = (
-        _row(name, "", found, _spend(found, ratios, price_of)) for name, found in purposes.items()
+    unattributed, coordination, idle = (
+        _row(name, "", found, _spend(found, ratios, price_of)) for name, found in loose.items()
     )
     totals = _spend(entries, ratios, price_of)
     passing = sum(1 for _, s in feature_status if s == "passing")
-    working = _spend(
-        (e for e in entries if e.feature is not None or e.purpose != COORDINATION), ratios, price_of
-    )
+    working = _spend((e for e in entries if bucket(e) != COORDINATION), ratios, price_of)
     blocked = [r.key for r in rows if r.status == "blocked" and r.spend.usage.tokens]
     groups: list[Row] = []
     if by in ("session", "day"):
