@@ -505,7 +505,8 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
         f"and unattributed usage included) ÷ the features passing then, in {per}; the last "
         f"point is `shiftkit cost`'s figure. Total spend {report.spend_text(rep.totals, rep.money)}"
         f", of which unattributed {loose}.",
-        "Attempts: claims that ended in a result (ledger). Reverts: commits that raised a "
+        "Attempts: claims that ended in a result (ledger), a repair of a regression not "
+        "counted. Reverts: commits that raised a "
         "feature's attempts. Demotions: commits that took its pass away.",
     ]
     if rep.unreadable:
