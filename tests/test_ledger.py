@@ -4,6 +4,7 @@ feature claimed, persisted at unit boundaries, append-only under the hooks."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -501,3 +502,11 @@ def test_usage_record_names_the_row_cost_counts_the_session_in(
         assert counted["input"] == tokens, (row, data)
         assert any(line.split()[:1] == [row] for line in table.splitlines()), table
     assert kinds(data["unattributed"]) == (0, 0, 0, 0)
+    # the report names them as `cost` does, in its JSON and on its page
+    page = tmp_path / "report.html"
+    shown = json.loads(ok(scaffold, "report", "--json"))
+    assert (shown["coordination"]["input"], shown["idle"]["input"]) == (20, 3), shown
+    assert shown["unattributed"]["input"] == 0
+    ok(scaffold, "report", "-o", str(page))
+    note = page.read_text().split("of which outside any feature ", 1)[1].split("</", 1)[0]
+    assert re.fullmatch(r"coordination \S+( fresh-eq tokens)?, idle \S+( fresh-eq tokens)?\.", note)
