@@ -97,8 +97,9 @@ def main(state: str, stdin: bytes) -> int:
 
 
 def _fetched(root: str, tips: list[str]) -> bool:
-    """Whether a refused tip is held by a remote-tracking ref or a tag: fetched, not made
-    here (asked only on the way to a refusal)."""
+    """Whether a refused tip is held by a remote-tracking ref, a tag or FETCH_HEAD (a pull
+    from a URL updates no tracking ref): fetched, not made here (asked only on the way to a
+    refusal)."""
     from shiftkit.edge import gitio
 
     # (several --contains: a ref that contains any of them)
@@ -106,7 +107,13 @@ def _fetched(root: str, tips: list[str]) -> bool:
     code, out, _ = gitio.plumb(
         ["for-each-ref", "--count=1", *contains, "refs/remotes/", "refs/tags/"], root
     )
-    return code == 0 and bool(out.strip())
+    if code == 0 and out.strip():
+        return True
+    code, out, _ = gitio.plumb(["rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}"], root)
+    fetch_head = out.decode().strip() if code == 0 else ""
+    return bool(fetch_head) and any(
+        gitio.plumb(["merge-base", "--is-ancestor", tip, fetch_head], root)[0] == 0 for tip in tips
+    )
 
 
 def _common_dir(root: str) -> str | None:

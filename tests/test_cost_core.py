@@ -126,7 +126,7 @@ def test_report_per_feature_in_list_order_then_features_the_list_lacks() -> None
     assert f001.spend.usd == pytest.approx(0.01725) and f001.spend.unpriced == 0
     assert f002[2:9] == (1, 0, 0, 0, 0, 0.0, 60.0) and f002.spend == Spend()
     assert f003.spend == Spend(Usage(100, 0, 0, 10), 150.0, 0.02, 0)
-    assert f004[2:] == (0, 0, 0, 0, 0, 0.0, 0.0, Spend())
+    assert f004[2:] == (0, 0, 0, 0, 0, 0.0, 0.0, Spend(), 0)
     assert (f009.verifier_runs, f009.verifier_seconds, f009.claims) == (1, 0.25, 0)
     assert rep.unattributed.key == "unattributed" and rep.unattributed.status == ""
     assert rep.unattributed.sessions == 1
@@ -230,6 +230,7 @@ def test_json_keeps_the_tables_figures_and_leaves_out_unknown_money() -> None:
         "claims": 2,
         "attempts": 2,
         "failed_attempts": 1,
+        "repairs": 0,
         "sessions": 2,
         "verifier_runs": 2,
         "verifier_seconds": 4.0,
@@ -407,3 +408,25 @@ def test_coordination_and_idle_are_rows_of_their_own() -> None:
     document = cost.as_json(rep, RATIOS)
     assert document["coordination"]["input"] == 300
     assert document["per_passing_feature_without_coordination"]["input"] == 350
+
+
+def test_a_repair_of_a_regression_is_no_attempt_its_revert_is() -> None:
+    """Decision record 0080: F001 passed, lost its pass to someone's regression, and a claim
+    made it pass again — a repair. A repair claim that was reverted is an attempt (and a
+    failed one), like any revert. Units are read in time order: clones' ledgers merge in any
+    line order."""
+    entries = [
+        unit("u4", "2026-11-30T14:00:00Z", "2026-11-30T14:30:00Z", "F001", "passed", "s3"),
+        unit("u3", "2026-11-30T13:00:00Z", "2026-11-30T13:10:00Z", "F001", "failed", "s3"),
+        unit("u1", "2026-11-30T10:00:00Z", "2026-11-30T10:10:00Z", "F001", "passed", "s1"),
+        unit("u2", "2026-11-30T12:00:00Z", "2026-11-30T12:01:00Z", "F001", "released", "s2"),
+        unit("u5", "2026-11-30T10:00:00Z", "2026-11-30T10:20:00Z", "F002", "passed", "s2"),
+    ]
+    assert cost.attempts(entries, "F001") == cost.Attempts(2, 1, 1)
+    assert cost.attempts(entries, "F001").text() == "2 (1 failed, 1 repair)"
+    assert cost.attempts(entries) == cost.Attempts(3, 1, 1)  # (per feature, not overall)
+    rep = cost.report(entries, [("F001", "passing"), ("F002", "passing")], RATIOS)
+    row = rep.rows[0]
+    assert (row.claims, row.attempts, row.failed, row.repairs) == (4, 2, 1, 1)
+    assert cost.as_json(rep, RATIOS)["features"]["F001"]["repairs"] == 1
+    assert "2 (1 failed, 1 repair)" in cost.table(rep, RATIOS)

@@ -4,8 +4,9 @@ feature claimed, persisted at unit boundaries, append-only under the hooks."""
 from __future__ import annotations
 
 import json
+import re
 import time
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -455,3 +456,57 @@ def test_an_unreadable_ledger_line_is_one_line_in_every_command_and_in_audit(
     assert f"rule 12: {ledger.LEDGER_FILE}: line {number}: " in audit.stdout, audit.stdout
     as_json = shiftkit(scaffold, "audit", "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout), as_json.output
+
+
+def test_usage_record_names_the_row_cost_counts_the_session_in(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`usage record` said "unattributed" where `cost` said "coordination" or "idle" (an
+    agent trial, issue 29): both name a session's usage by one function (`cost.bucket`)."""
+    shell_features(scaffold, "a.txt")  # F000, F001
+
+    def record(session: str, tokens: int) -> str:
+        moment = iso(datetime.now(UTC) - timedelta(seconds=1))
+        line = assistant(f"msg_{session}", moment, u(tokens, 0, 0, 0))
+        transcript = write(tmp_path / "projects" / f"{session}.jsonl", line + "\n")
+        hook_input = json.dumps({"session_id": session, "transcript_path": str(transcript)})
+        said = shiftkit(
+            scaffold, "usage", "record", input=hook_input, env={"SHIFTKIT_SESSION": session}
+        )
+        assert said.returncode == 0 and "Traceback" not in said.output, said.output
+        return said.stdout
+
+    worker = {"SHIFTKIT_SESSION": "sess-work"}
+    for feature_id in ("F000", "F001"):
+        assert shiftkit(scaffold, "claim", feature_id, env=worker).returncode == 0
+        if feature_id == "F001":
+            write(scaffold / "a.txt", "a\n")
+        assert shiftkit(scaffold, "finish", "-m", "done", env=worker).returncode == 0
+    # every feature passes: this session's `claim` finds nothing to take
+    looked = shiftkit(scaffold, "claim", env={"SHIFTKIT_SESSION": "sess-look"})
+    assert looked.returncode == 0 and "all 2 features" in looked.stdout, looked.output
+    said = {
+        "sess-work": record("sess-work", 100),  # held claims: its wrap-up is its last one's
+        "sess-look": record("sess-look", 20),  # claimed nothing, found nothing to take
+        "sess-idle": record("sess-idle", 3),  # claimed nothing, did not look
+    }
+    data = cost_json(scaffold)
+    table = ok(scaffold, "cost")
+    for session, row, tokens in (
+        ("sess-work", "F001", 100),
+        ("sess-look", "coordination", 20),
+        ("sess-idle", "idle", 3),
+    ):
+        assert f"recorded {tokens:,} tokens of session {session} ({row})" in said[session], said
+        counted = data["features"][row] if row.startswith("F") else data[row]
+        assert counted["input"] == tokens, (row, data)
+        assert any(line.split()[:1] == [row] for line in table.splitlines()), table
+    assert kinds(data["unattributed"]) == (0, 0, 0, 0)
+    # the report names them as `cost` does, in its JSON and on its page
+    page = tmp_path / "report.html"
+    shown = json.loads(ok(scaffold, "report", "--json"))
+    assert (shown["coordination"]["input"], shown["idle"]["input"]) == (20, 3), shown
+    assert shown["unattributed"]["input"] == 0
+    ok(scaffold, "report", "-o", str(page))
+    note = page.read_text().split("of which outside any feature ", 1)[1].split("</", 1)[0]
+    assert re.fullmatch(r"coordination \S+( fresh-eq tokens)?, idle \S+( fresh-eq tokens)?\.", note)

@@ -214,3 +214,64 @@ def test_a_hand_made_re_mark_of_a_never_passing_feature_is_refused_by_the_hooks(
     refused = git(calc, "commit", "-q", "-m", "F001: add two numbers\n\nRe-marks F002.")
     assert refused.returncode != 0
     assert "rule 3" in refused.stderr and "F002" in refused.stderr
+
+
+def test_repairing_anothers_regression_is_no_attempt_of_the_repaired_feature(
+    calc: Path,
+) -> None:
+    """Decision record 0080 (an agent trial, issue 29): F001 passed, someone's commit broke
+    it, `check` demoted it. Agent B's repair — re-marked in B's finish of F002, or B's own
+    claim of F001 — is no new attempt of F001; a repair that B reverts is one (failed)."""
+    import json
+
+    b = {"SHIFTKIT_SESSION": "agent-b"}
+
+    def as_b(*args: str) -> str:
+        result = shiftkit(calc, *args, env=b)
+        assert result.returncode == 0, result.output
+        return result.stdout
+
+    def tried() -> tuple[str, dict[str, int]]:
+        row = json.loads(ok(calc, "cost", "--json"))["features"]["F001"]
+        shown = next(x for x in ok(calc, "show", "F001").splitlines() if "attempts" in x)
+        return shown.strip(), {k: row[k] for k in ("claims", "attempts", "failed_attempts")}
+
+    def regression(old: str, new: str) -> None:
+        ops.write_text(ops.read_text().replace(old, new))
+        git_ok(calc, "commit", "-q", "-am", "Tidy ops")  # (someone's plain commit)
+        assert shiftkit(calc, "check").returncode == 1
+        assert "F001" not in _passing(calc)
+
+    ok(calc, "claim", "F000")
+    ok(calc, "finish", "-m", "the environment builds")
+    ok(calc, "claim", "F001")
+    implement(calc, "add")
+    ok(calc, "finish", "-m", "add two numbers")
+    assert tried() == ("status: passing, attempts 1", {"claims": 1, "attempts": 1,
+                                                      "failed_attempts": 0})  # fmt: skip
+    ops = calc / "calc" / "ops.py"
+    # 1. B's finish of its own F002 repairs F001 too: re-marked in the same commit
+    regression("return a + b", "return a - b")
+    as_b("claim", "F002")
+    implement(calc, "sub")
+    ops.write_text(ops.read_text().replace("return a - b\ndef sub", "return a + b\ndef sub", 1))
+    assert "re-marked F001 passing" in as_b("finish", "-m", "subtract two numbers")
+    assert _passing(calc) >= {"F001", "F002"}
+    assert tried() == ("status: passing, attempts 1", {"claims": 1, "attempts": 1,
+                                                      "failed_attempts": 0})  # fmt: skip
+    # 2. B claims F001 to repair it: a repair reverted is an attempt, a repair that passes not
+    regression("return a + b", "return a * b")
+    as_b("claim", "F001")
+    ops.write_text(ops.read_text().replace("return a * b", "return a ** b", 1))
+    assert shiftkit(calc, "verify", env=b).returncode == 1
+    as_b("revert", "--reason", "the power is no sum")
+    as_b("claim", "F001")
+    ops.write_text(ops.read_text().replace("return a * b", "return a + b", 1))
+    as_b("finish", "-m", "repair add")
+    assert "F001" in _passing(calc)
+    shown, row = tried()
+    assert row == {"claims": 3, "attempts": 2, "failed_attempts": 1}, (shown, row)
+    assert shown == "status: passing, attempts 2 (1 failed, 1 repair)", shown
+    listed = features.loads((calc / "features.json").read_text(), "features.json")
+    assert listed.by_id["F001"].attempts == 1  # (the revert counts toward max_attempts)
+    assert shiftkit(calc, "audit").returncode == 0

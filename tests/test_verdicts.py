@@ -222,3 +222,71 @@ def test_sync_carries_the_usage_waiting_after_the_last_finish(
     report = json.loads(ok(fresh, "cost", "--json"))
     assert report["unattributed"]["input"] == 7000 and report["totals"]["input"] == 7100
     assert "shared the usage" not in ok(one, "sync")  # nothing waits now
+
+
+def _finish_part(clone: Path, feature_id: str, name: str) -> str:
+    ok(clone, "claim", feature_id)
+    (clone / f"{name}.txt").write_text(f"{name}\n")
+    git_ok(clone, "add", f"{name}.txt")
+    ok(clone, "finish", "-m", f"{name} works")
+    return _head(clone)
+
+
+def _set_up(scaffold: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    for clone in (one, two):
+        ok(clone, "setup")  # the hooks and merge drivers, as a clone is set up
+    return bare, one, two
+
+
+def test_a_refused_pull_from_a_url_is_put_back_too(scaffold: Path, tmp_path: Path) -> None:
+    """A pull from the remote's URL updates no remote-tracking ref (only FETCH_HEAD): sync
+    looked for the staged files at the tracking ref only, and refused 'not clean'."""
+    bare, one, two = _set_up(scaffold, tmp_path)
+    flip = _finish_part(one, "F001", "part")
+    before = _head(two)
+    pulled = git(two, "pull", "-q", "--ff-only", str(bare), "main")
+    assert pulled.returncode != 0 and "came from another clone" in pulled.output, pulled.output
+    assert _head(two) == before and "part.txt" in git_ok(two, "status", "--porcelain")
+    assert git_ok(two, "rev-parse", "origin/main").strip() == before  # (not moved by the pull)
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert f"put back the files of the fetched commit {flip[:7]}" in synced.stdout, synced.stdout
+    assert "fast-forwarded" in synced.stdout, synced.stdout
+    assert _head(two) == flip and git_ok(two, "status", "--porcelain") == ""
+
+
+def test_sync_keeps_own_changes_when_the_refused_pull_is_behind_the_tracking_ref(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """With the clone's own changes staged beside the remote's files, or the tracking ref
+    moved on by a later fetch, the index is no longer the tracking tip's tree: sync put
+    nothing back. Now it finds the fetched commit whose changes are staged, puts those
+    back and keeps the clone's own changes, staged or not."""
+    _, one, two = _set_up(scaffold, tmp_path)
+    first = _finish_part(one, "F001", "part")
+    (two / "mine.txt").write_text("my own file\n")
+    git_ok(two, "add", "mine.txt")  # staged
+    notes = two / "CLAUDE.md"
+    notes.write_text(notes.read_text() + "my own line\n")  # not staged
+    pulled = git(two, "pull", "-q", "--ff-only", "origin", "main")
+    assert pulled.returncode != 0 and "came from another clone" in pulled.output, pulled.output
+    assert "part.txt" in git_ok(two, "status", "--porcelain")
+    second = _finish_part(one, "F002", "other")
+    git_ok(two, "fetch", "-q", "origin")  # the tracking ref moves past what was staged
+    assert git_ok(two, "rev-parse", "origin/main").strip() == second
+    synced = shiftkit(two, "sync")
+    # the clone's own changes are what is left, and all sync now refuses for
+    assert f"put back the files of the fetched commit {first[:7]}" in synced.stdout, synced.output
+    assert synced.returncode != 0 and "not clean" in synced.stderr, synced.output
+    assert sorted(git_ok(two, "status", "--porcelain").splitlines()) == [
+        " M CLAUDE.md",
+        "A  mine.txt",
+    ]
+    assert notes.read_text().endswith("my own line\n")
+    git_ok(two, "commit", "-q", "-am", "Keep my own notes")  # (a person commits them)
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert git_ok(two, "merge-base", "--is-ancestor", second, "HEAD") == ""
+    assert (two / "mine.txt").read_text() == "my own file\n"
+    assert git_ok(two, "status", "--porcelain") == ""

@@ -15,7 +15,7 @@ from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
-from shiftkit.edge import claims, gitio, ledger, remote, session, state
+from shiftkit.edge import claims, gitio, ledger, refused_update, remote, session, state
 from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
 
@@ -687,10 +687,11 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
     if branch is None:
         raise Refused("HEAD is detached; check out the branch to sync")
     tracking = f"refs/remotes/{name}/{branch}"
-    if _undo_refused_update(ctx, tracking):
+    put_back = refused_update.undo(ctx.root)
+    if put_back is not None:
         say(
-            f"put back the files of {name}/{branch} that a refused `git pull` or merge had "
-            f"staged (your own changes are kept)"
+            f"put back the files of the fetched commit {short(put_back)} that a refused "
+            f"`git pull` or merge had staged (your own changes are kept)"
         )
     if gitio.status_lines(ctx.root):
         raise Refused(
@@ -776,26 +777,6 @@ def catch_up(
             )
         say(f"caught up first: merged {name}/{branch} and pushed")
     return "merged and pushed to"
-
-
-def _undo_refused_update(ctx: Context, tracking: str) -> bool:
-    """A `git pull` (or merge) of the remote's branch that the reference-transaction hook
-    refused leaves HEAD where it was and the remote's files staged (git updates the files
-    before the branch). When the index holds exactly the remote-tracking tip's tree, put
-    HEAD's back with a two-tree merge, which keeps the work tree's own changes."""
-    there = _oid(ctx, tracking)
-    if there is None:
-        return False
-    staged = gitio.run(["write-tree"], ctx.root, check=False)
-    trees = gitio.run(
-        ["rev-parse", f"{there}^{{tree}}", "HEAD^{tree}"], ctx.root, check=False
-    ).stdout.split()
-    if staged.returncode != 0 or len(trees) != 2 or trees[0] == trees[1]:
-        return False
-    if staged.stdout.strip() != trees[0]:
-        return False
-    undone = gitio.run(["read-tree", "-m", "-u", there, "HEAD"], ctx.root, check=False)
-    return undone.returncode == 0
 
 
 def _oid(ctx: Context, ref: str) -> str | None:

@@ -153,7 +153,7 @@ def _share(ctx: Context) -> None:
 
 def _say_recorded(say: Say, session: str, written: list[ledger_core.Entry]) -> None:
     tokens = sum(e.usage.tokens for e in written)
-    where = sorted({e.feature or "unattributed" for e in written})
+    where = sorted({cost.bucket(e) for e in written})  # (the rows `cost` counts them in)
     say(
         f"recorded {tokens:,} tokens of session {session}"
         + (f" ({', '.join(where)})" if where else " (nothing new)")
@@ -193,8 +193,9 @@ def add(
         feature=feature,
         usd=usd,
     )
+    where = feature or f"{cost.bucket(entry)} usage"  # (the row `cost` counts it in)
     say(
-        f"recorded {entry.usage.tokens:,} tokens for {feature or 'unattributed usage'} "
+        f"recorded {entry.usage.tokens:,} tokens for {where} "
         f"(committed into the ledger at the next unit boundary)"
     )
     return 0

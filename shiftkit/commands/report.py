@@ -20,6 +20,7 @@ from typing import Any
 
 from shiftkit.core import report
 from shiftkit.core.errors import BadInput, ShiftkitError
+from shiftkit.core.ledger import COORDINATION, IDLE, UNATTRIBUTED
 from shiftkit.edge import gitio
 from shiftkit.edge import prices as price_table
 from shiftkit.edge import report as reading
@@ -497,15 +498,22 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
     )
     warn = " warn" if rep.check.unchecked or rep.passing < len(rep.features) else ""
     per = "money" if rep.money else "fresh-equivalent tokens"
-    loose = (
-        report.spend_text(rep.unattributed, rep.money) if rep.unattributed.usage.tokens else "none"
+    loose = ", ".join(
+        f"{name} {report.spend_text(spend, rep.money)}"
+        for name, spend in (
+            (COORDINATION, rep.coordination),
+            (IDLE, rep.idle),
+            (UNATTRIBUTED, rep.unattributed),
+        )
+        if spend.usage.tokens
     )
     notes = [
         f"Cost per passing feature: all spend recorded up to a moment (failed attempts, checks "
-        f"and unattributed usage included) ÷ the features passing then, in {per}; the last "
+        f"and usage outside any feature included) ÷ the features passing then, in {per}; the last "
         f"point is `shiftkit cost`'s figure. Total spend {report.spend_text(rep.totals, rep.money)}"
-        f", of which unattributed {loose}.",
-        "Attempts: claims that ended in a result (ledger). Reverts: commits that raised a "
+        f", of which outside any feature {loose or 'none'}.",
+        "Attempts: claims that ended in a result (ledger), a repair of a regression not "
+        "counted. Reverts: commits that raised a "
         "feature's attempts. Demotions: commits that took its pass away.",
     ]
     if rep.unreadable:

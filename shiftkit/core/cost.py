@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from shiftkit.core.config import CostConfig, ModelPrice
-from shiftkit.core.ledger import COORDINATION, IDLE, UNATTRIBUTED, Entry, Usage, time_key
+from shiftkit.core.ledger import (
+    COORDINATION,
+    IDLE,
+    PURPOSES,
+    UNATTRIBUTED,
+    Entry,
+    Usage,
+    time_key,
+)
 from shiftkit.core.prices import Book
 
 FAILED_OUTCOMES = ("failed", "blocked", "abandoned")
@@ -90,6 +98,7 @@ class Row(NamedTuple):
     verifier_seconds: float
     wall_seconds: float
     spend: Spend
+    repairs: int = 0  # units that made it pass again after a regression (not attempts)
 
 
 Lookup = Mapping[str, ModelPrice] | Book
@@ -141,25 +150,55 @@ def _seconds_between(start: str, end: str) -> float:
 
 
 class Attempts(NamedTuple):
-    """A feature's attempts as every view says them (decision record 0073): its units that
-    ended in a result (passed, failed, blocked, abandoned: a release is no attempt), and how
-    many of those failed."""
+    """A feature's attempts as every view says them (decision records 0073, 0080): its units
+    that ended in a result (passed, failed, blocked, abandoned: a release is no attempt, nor
+    is a repair), how many of those failed, and its repairs — units that made it pass again
+    after it had passed and lost its pass to a regression."""
 
     tries: int
     failed: int
+    repairs: int = 0
 
     def text(self) -> str:
-        return f"{self.tries} ({self.failed} failed)" if self.failed else str(self.tries)
+        notes = [f"{self.failed} failed"] if self.failed else []
+        if self.repairs:
+            notes.append(f"{self.repairs} repair{'s' if self.repairs != 1 else ''}")
+        return f"{self.tries} ({', '.join(notes)})" if notes else str(self.tries)
 
 
 def attempts(entries: Iterable[Entry], feature: str | None = None) -> Attempts:
     """The attempts the ledger's units (of ``feature``, when given) record: the one count
-    `cost`, `report`, `show` and `next` print."""
-    units = [e for e in entries if e.kind == "unit" and (feature is None or e.feature == feature)]
-    return Attempts(
-        sum(1 for u in units if u.outcome != "released"),
-        sum(1 for u in units if u.outcome in FAILED_OUTCOMES),
+    `cost`, `report`, `show` and `next` print. A unit that passed a feature which an earlier
+    unit had passed is a repair (decision record 0080): a passing feature cannot be claimed,
+    so the pass was lost in between — a regression, someone else's cost; its failed repairs
+    (reverted) are attempts like any."""
+    units = sorted(
+        (e for e in entries if e.kind == "unit" and (feature is None or e.feature == feature)),
+        key=lambda e: time_key(e.at),
     )
+    passed: set[str | None] = set()
+    tries = failed = repairs = 0
+    for unit in units:
+        if unit.outcome == "released":
+            continue
+        if unit.outcome == "passed" and unit.feature in passed:
+            repairs += 1
+            continue
+        tries += 1
+        failed += unit.outcome in FAILED_OUTCOMES
+        if unit.outcome == "passed":
+            passed.add(unit.feature)
+    return Attempts(tries, failed, repairs)
+
+
+def bucket(entry: Entry) -> str:
+    """The row of `cost` an entry is counted in, named as every view names it (decision
+    record 0073): its feature; without one, "coordination" (a session that looked for a
+    feature to take and found none), "idle" (one that claimed nothing and did not look), else
+    "unattributed"."""
+    if entry.feature is not None:
+        return entry.feature
+    return entry.purpose if entry.purpose in PURPOSES else UNATTRIBUTED
 
 
 def _row(key: str, status: str, entries: Sequence[Entry], spend: Spend) -> Row:
@@ -178,6 +217,7 @@ def _row(key: str, status: str, entries: Sequence[Entry], spend: Spend) -> Row:
         verifier_seconds=sum(v.seconds or 0.0 for v in verifies),
         wall_seconds=sum(_seconds_between(u.claimed_at or u.at, u.at) for u in units),
         spend=spend,
+        repairs=tried.repairs,
     )
 
 
@@ -214,19 +254,16 @@ def report(
         )
         for fid in order
     ]
-    loose = [e for e in per.get(None, []) if e.purpose not in (COORDINATION, IDLE)]
-    unattributed = _row(UNATTRIBUTED, "", loose, _spend(loose, ratios, price_of))
-    purposes = {
-        name: [e for e in per.get(None, []) if e.purpose == name] for name in (COORDINATION, IDLE)
+    loose = {
+        name: [e for e in per.get(None, []) if bucket(e) == name]
+        for name in (UNATTRIBUTED, COORDINATION, IDLE)
     }
-    coordination, idle = (
-        _row(name, "", found, _spend(found, ratios, price_of)) for name, found in purposes.items()
+    unattributed, coordination, idle = (
+        _row(name, "", found, _spend(found, ratios, price_of)) for name, found in loose.items()
     )
     totals = _spend(entries, ratios, price_of)
     passing = sum(1 for _, s in feature_status if s == "passing")
-    working = _spend(
-        (e for e in entries if e.feature is not None or e.purpose != COORDINATION), ratios, price_of
-    )
+    working = _spend((e for e in entries if bucket(e) != COORDINATION), ratios, price_of)
     blocked = [r.key for r in rows if r.status == "blocked" and r.spend.usage.tokens]
     groups: list[Row] = []
     if by in ("session", "day"):
@@ -289,6 +326,7 @@ def _row_json(row: Row) -> dict[str, Any]:
             "claims": row.claims,
             "attempts": row.attempts,
             "failed_attempts": row.failed,
+            "repairs": row.repairs,
             "sessions": row.sessions,
             "verifier_runs": row.verifier_runs,
             "verifier_seconds": round(row.verifier_seconds, 3),
@@ -379,7 +417,7 @@ def _cells(row: Row) -> list[str]:
         row.key,
         row.status or "-",
         str(row.claims),
-        Attempts(row.attempts, row.failed).text(),
+        Attempts(row.attempts, row.failed, row.repairs).text(),
         str(row.sessions),
         f"{row.verifier_runs}/{row.verifier_seconds:.1f}s",
         _duration(row.wall_seconds),

@@ -8,8 +8,9 @@ merge are the sums of both sides. Three kinds of entry:
   (``passed``, ``failed``, ``blocked``, ``released``, ``abandoned``), with the failure signature;
 * ``verify``: one run of a feature's verifier, its result and seconds;
 * ``usage``: tokens by kind (and money when known) of one model in one session, attributed to
-  the feature claimed at the time, or to none ("unattributed": orientation, checks, sessions
-  outside any claim — counted, never dropped).
+  the feature claimed at the time, or to none: "coordination" (a session that found nothing to
+  take), "idle" (one that claimed nothing and did not look), else "unattributed" (checks, usage
+  outside any known session's claims) — counted, never dropped; `cost.bucket` names the row.
 """
 
 from __future__ import annotations

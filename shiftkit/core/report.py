@@ -117,6 +117,9 @@ class Report(NamedTuple):
     unreadable: list[str]  # commits whose list did not parse
     # without the usage of sessions that found nothing to take (decision record 0065)
     per_passing_without_coordination: cost.Spend | None = None
+    # the usage of sessions that claimed nothing, named as `cost` names its rows (`cost.bucket`)
+    coordination: cost.Spend = cost.Spend()
+    idle: cost.Spend = cost.Spend()
 
     @property
     def money(self) -> bool:
@@ -308,6 +311,8 @@ def build(
         check,
         [step.oid for step in steps if not step.readable],
         whole.per_passing_without_coordination if whole.coordination.spend.usage.tokens else None,
+        whole.coordination.spend,
+        whole.idle.spend,
     )
 
 
@@ -398,6 +403,8 @@ def as_json(rep: Report) -> dict[str, Any]:
         "features_total": len(rep.features),
         "totals": cost.spend_json(rep.totals),
         "unattributed": cost.spend_json(rep.unattributed),
+        "coordination": cost.spend_json(rep.coordination),
+        "idle": cost.spend_json(rep.idle),
         "per_passing_feature": _spend(rep.per_passing),
         "per_passing_feature_without_coordination": _spend(rep.per_passing_without_coordination),
         "features": [

@@ -1,0 +1,68 @@
+"""Putting back what a refused update of the branch left staged.
+
+git moves the index and the work tree before the branch: a `git pull` (any of its flags), a
+`git merge` of the remote-tracking branch or of FETCH_HEAD, that the reference-transaction
+hook refuses leaves HEAD where it was and the incoming commit's files staged. `sync` puts
+them back first, so its "the work tree is not clean" speaks only of the clone's own changes.
+
+The commit whose files were staged is found among the fetched commits this branch lacks
+(every remote-tracking branch and FETCH_HEAD: a pull from a URL updates no tracking ref, and
+a fetch after the refusal may have moved the tracking ref past it). It is the one whose
+changes from HEAD the index holds exactly; the clone's own changes elsewhere (staged or not)
+stay, through git's two-tree merge.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shiftkit.edge import gitio
+
+LOOKED_AT = 200  # fetched commits this branch lacks, newest first: a refused pull is recent
+
+
+def undo(root: Path) -> str | None:
+    """Put back the files a refused update staged; the commit they came from, else None
+    (nothing of the kind staged, or git's two-tree merge would lose a change: then as it
+    was)."""
+    if _index_is_head(root):
+        return None
+    for commit in _fetched_commits(root):
+        if _index_holds_changes_of(root, commit):
+            undone = gitio.run(["read-tree", "-m", "-u", commit, "HEAD"], root, check=False)
+            return commit if undone.returncode == 0 else None
+    return None
+
+
+def _index_is_head(root: Path) -> bool:
+    staged = gitio.run(["diff-index", "--cached", "--quiet", "HEAD", "--"], root, check=False)
+    return staged.returncode == 0
+
+
+def _fetched_commits(root: Path) -> list[str]:
+    tips = ["--remotes"]
+    fetch_head = gitio.run(
+        ["rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}"], root, check=False
+    ).stdout.strip()
+    if fetch_head:
+        tips.append(fetch_head)
+    listed = gitio.run(
+        ["rev-list", f"--max-count={LOOKED_AT}", *tips, "--not", "HEAD"], root, check=False
+    )
+    return listed.stdout.split() if listed.returncode == 0 else []
+
+
+def _index_holds_changes_of(root: Path, commit: str) -> bool:
+    """Every path ``commit`` changes from HEAD is staged as ``commit`` has it."""
+    changed = _paths(root, ["diff-tree", "-r", "--no-renames", "HEAD", commit])
+    if changed is None or not changed:
+        return False
+    differing = _paths(root, ["diff-index", "--cached", "--no-renames", commit])
+    return differing is not None and not changed & differing
+
+
+def _paths(root: Path, diff: list[str]) -> set[str] | None:
+    listed = gitio.run([*diff, "-z", "--name-only", "--"], root, check=False)
+    if listed.returncode != 0:
+        return None
+    return {path for path in listed.stdout.split("\0") if path}
