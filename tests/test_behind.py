@@ -7,10 +7,15 @@ flips twice."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+import pytest
 from conftest import git_ok, ok, shiftkit
+from test_parallel import _machines
 from test_publish_gate import FEATURE, _plain_commit, _team
+
+from shiftkit.edge import readsets
 
 
 def _header(brief: str) -> str:
@@ -88,3 +93,43 @@ def test_every_count_says_where_and_the_advice_agrees(scaffold: Path, tmp_path: 
     ok(two, "sync")
     header = _header(ok(two, "start", "--brief", "--no-check"))
     assert "— 2/2 passing" in header and "(" not in header.split("claimed", 1)[1], header
+
+
+@pytest.mark.skipif(
+    readsets.tracer() is None, reason="strace is missing or cannot trace here (no read sets)"
+)
+def test_a_claim_that_catches_up_verifies_each_incoming_flip_once(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """A claim behind three flips judged each at its own commit (in a checkout), then its
+    start check at the new HEAD ran the same verifiers again: a pass judged just now whose
+    reads the rest of the catch-up did not change is not run twice; one whose file a later
+    commit changed is."""
+    runs = tmp_path / "runs.txt"  # (outside every checkout: each verifier run adds a line)
+    for name in ("a", "b", "c"):
+        verifier = f"echo {name} >> {runs}; grep -q {name} {name}.txt"
+        ok(scaffold, "add", "--description", f"{name} exists", "--step", "s", "--verify", verifier)
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace("regression_sample = 2", "regression_sample = 9"))
+    assert "regression_sample = 9" in config.read_text()
+    _, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(two, "start")  # (two's own start check at the old HEAD)
+    listed = json.loads((one / "features.json").read_text())["features"]
+    ids = {f["description"]: f["id"] for f in listed}
+    for name, also in (("a", ""), ("b", "a"), ("c", "")):
+        ok(one, "claim", ids[f"{name} exists"])
+        (one / f"{name}.txt").write_text(f"{name}\n")
+        if also:  # (b's commit changes what a's verifier reads)
+            (one / f"{also}.txt").write_text(f"{also}\nand more\n")
+        git_ok(one, "add", "-A")
+        ok(one, "finish", "-m", f"{name}.txt exists")
+    runs.write_text("")
+    claimed = ok(two, "claim")
+    assert "caught up first: fast-forwarded" in claimed and "claimed F000" in claimed, claimed
+    counted = runs.read_text().split()
+    # a: at its commit and at HEAD (b changed a.txt); b and c: once, at their own commits.
+    assert sorted(counted) == ["a", "a", "b", "c"], (counted, claimed)
+    assert "check regression F001: passed" in claimed
+    assert re.search(r"check regression F002: passed \(at tree [0-9a-f]{7}, just now", claimed), (
+        claimed
+    )

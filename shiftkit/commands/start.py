@@ -102,6 +102,10 @@ def _cached(job: regression.Job) -> verify.Outcome:
     return verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
 
 
+def _carried(job: regression.Job) -> verify.Outcome:
+    return verify.Outcome(job.command, True, 0, 0.0, "(passed at another tree just now)")
+
+
 def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     cfg = ctx.config
     steps = (_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say))
@@ -111,19 +115,29 @@ def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     complete = True
     feature_list = read_features_at(ctx.root, "HEAD", cfg.features) or read_features(ctx.project)
     work = regression.jobs(feature_list, regression.sample(ctx, feature_list), cfg.verify)
+    # (a pass judged just now at another tree whose reads nothing since has changed — the
+    # incoming flips a catch-up verified — is not run again: decision record 0079)
+    carried = regression.carried(ctx, regression.head_tree(ctx.root), work) if work else {}
     try:
-        outcomes = _regression(ctx, work, clean, say) if work else []
+        ran = [job for job in work if job.feature.id not in carried]
+        outcomes = _regression(ctx, ran, clean, say) if ran else []
     except regression.InitFailed as failed:
         outcomes = []
         complete = False
         say(f"check regression: not run, {failed.outcome.output.splitlines()[0]}")
     passed = [job.feature.id for job, outcome in outcomes if outcome.ok]
-    if complete:
+    if complete:  # (a carried pass keeps its own stamp: the next check runs it)
         state.stamp_verified(ctx.common_dir, passed, new_check=True)
     failing = [(job.feature, outcome) for job, outcome in outcomes if not outcome.ok]
-    for job, outcome in outcomes:
-        results.append(orientation.Regression(job.feature.id, outcome.ok, outcome.summary()))
-        say(f"check regression {job.feature.id}: {outcome.summary()}")
+    outcomes += [(job, _carried(job)) for job in work if job.feature.id in carried]
+    order = {job.feature.id: n for n, job in enumerate(work)}
+    for job, outcome in sorted(outcomes, key=lambda pair: order[pair[0].feature.id]):
+        at = carried.get(job.feature.id)
+        summary = outcome.summary()
+        if at is not None:
+            summary = f"passed (at tree {short(at)}, just now; nothing it reads changed since)"
+        results.append(orientation.Regression(job.feature.id, outcome.ok, summary))
+        say(f"check regression {job.feature.id}: {summary}")
     if failing:
         try:
             blamed = regression.blame(ctx, failing)
