@@ -38,10 +38,10 @@ def test_the_start_header_counts_where_the_advice_is_computed(
         brief = ok(two, *args)
         header = next(line for line in brief.splitlines() if line.startswith("# shiftkit start"))
         assert f"— {there}/{total} passing" in header, header
-        assert "(on origin/main, which this branch is behind)" in header, header
+        assert "(at origin/main, which this branch is behind)" in header, header
         assert "next: F000" in brief  # (the same list the header counts)
     status = ok(two, "status")
-    assert f"{there}/{total} passing (on origin/main, which this branch is behind)" in status
+    assert f"{there}/{total} passing (at origin/main, which this branch is behind)" in status
     assert json.loads(ok(two, "status", "--json"))["passing"] == there
     document = json.loads(ok(two, "start", "--json", "--no-check"))
     assert document["counts"]["passing"] == there

@@ -111,7 +111,7 @@ def audit(
     return audit_commits(ctx, commits_in(ctx.root, since, ctx.config.features), reverify, say)
 
 
-Reverify = Callable[[revisions.Commit, str], verify.Outcome]
+Reverify = Callable[[revisions.Commit, str, str], verify.Outcome]  # (commit, feature, command)
 
 
 def audit_commits(
@@ -197,32 +197,47 @@ def _judge_in_parallel(
     """`audit_commits` re-verifying, its verifier runs made all at once: a first pass learns
     which flips need a run (saying each, running none), they run in parallel, each in a
     checkout of its commit with the parent's `init` and timeout (`reverify_at`'s settings),
-    cached by tree; when one fails, a second pass judges with their outcomes (when all pass,
-    the first pass's findings are the answer)."""
+    cached by tree, their reads measured; when one fails, a second pass judges with their
+    outcomes (when all pass, the first pass's findings are the answer). Each feature that
+    passed is stamped verified (as `finish` and the publish gate stamp theirs), so the next
+    start check's sample does not run it again where nothing it reads changed since
+    (decision record 0079)."""
     import os
 
-    from shiftkit.edge import judge, regression
+    from shiftkit.edge import judge, regression, state
 
     wanted: dict[tuple[str, str], regression.TreeJob] = {}
+    owners: dict[regression.TreeJob, list[str]] = {}
     passing = verify.Outcome("", True, 0, 0.0, "")
 
-    def plan(commit: revisions.Commit, command: str) -> verify.Outcome:
+    def plan(commit: revisions.Commit, feature_id: str, command: str) -> verify.Outcome:
         parent = commit.parents[0] if commit.parents else None
         cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
         job = regression.TreeJob(commit.tree, command, cfg.init, cfg.verify_timeout)
         wanted[(commit.oid, command)] = job
+        if feature_id not in owners.setdefault(job, []):
+            owners[job].append(feature_id)
         return passing._replace(command=command)
 
     first = audit_commits(ctx, selected, True, say, outcomes=plan)
     if not wanted:
         return first
     keys = list(wanted)
-    ran = regression.run_each(ctx, [wanted[key] for key in keys], jobs or os.cpu_count() or 1)
+    work = [wanted[key] for key in keys]
+    ran = regression.run_each(ctx, work, jobs or os.cpu_count() or 1, owners)
+    verified = [
+        i for job, outcome in zip(work, ran, strict=True) if outcome.ok for i in owners[job]
+    ]
+    state.stamp_verified(ctx.common_dir, list(dict.fromkeys(verified)))
     if all(outcome.ok for outcome in ran):
         return first  # (what the first pass took for granted held: the same findings)
     found = dict(zip(keys, ran, strict=True))
     return audit_commits(
-        ctx, selected, True, lambda text: None, outcomes=lambda c, command: found[(c.oid, command)]
+        ctx,
+        selected,
+        True,
+        lambda text: None,
+        outcomes=lambda c, feature_id, command: found[(c.oid, command)],
     )
 
 
@@ -247,7 +262,7 @@ def _judge(
             return None
         say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
         if outcomes is not None:
-            outcome = outcomes(commit, command)
+            outcome = outcomes(commit, feature.id, command)
         else:
             outcome = reverify_at(ctx, commit, command, isolated)
         if not outcome.ok:

@@ -7,6 +7,7 @@ a regression sample, demoting (in a commit) a passing feature that now fails.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -101,6 +102,10 @@ def _cached(job: regression.Job) -> verify.Outcome:
     return verify.Outcome(job.command, True, 0, 0.0, "(passed at this tree before)")
 
 
+def _carried(job: regression.Job) -> verify.Outcome:
+    return verify.Outcome(job.command, True, 0, 0.0, "(passed at another tree just now)")
+
+
 def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     cfg = ctx.config
     steps = (_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say))
@@ -110,19 +115,29 @@ def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     complete = True
     feature_list = read_features_at(ctx.root, "HEAD", cfg.features) or read_features(ctx.project)
     work = regression.jobs(feature_list, regression.sample(ctx, feature_list), cfg.verify)
+    # (a pass judged just now at another tree whose reads nothing since has changed — the
+    # incoming flips a catch-up verified — is not run again: decision record 0079)
+    carried = regression.carried(ctx, regression.head_tree(ctx.root), work) if work else {}
     try:
-        outcomes = _regression(ctx, work, clean, say) if work else []
+        ran = [job for job in work if job.feature.id not in carried]
+        outcomes = _regression(ctx, ran, clean, say) if ran else []
     except regression.InitFailed as failed:
         outcomes = []
         complete = False
         say(f"check regression: not run, {failed.outcome.output.splitlines()[0]}")
     passed = [job.feature.id for job, outcome in outcomes if outcome.ok]
-    if complete:
+    if complete:  # (a carried pass keeps its own stamp: the next check runs it)
         state.stamp_verified(ctx.common_dir, passed, new_check=True)
     failing = [(job.feature, outcome) for job, outcome in outcomes if not outcome.ok]
-    for job, outcome in outcomes:
-        results.append(orientation.Regression(job.feature.id, outcome.ok, outcome.summary()))
-        say(f"check regression {job.feature.id}: {outcome.summary()}")
+    outcomes += [(job, _carried(job)) for job in work if job.feature.id in carried]
+    order = {job.feature.id: n for n, job in enumerate(work)}
+    for job, outcome in sorted(outcomes, key=lambda pair: order[pair[0].feature.id]):
+        at = carried.get(job.feature.id)
+        summary = outcome.summary()
+        if at is not None:
+            summary = f"passed (at tree {short(at)}, just now; nothing it reads changed since)"
+        results.append(orientation.Regression(job.feature.id, outcome.ok, summary))
+        say(f"check regression {job.feature.id}: {summary}")
     if failing:
         try:
             blamed = regression.blame(ctx, failing)
@@ -168,7 +183,7 @@ BRIEF = Amounts(3, 4000, 4, 3, 1200, 3, 3, 3, 4)
 FULL = Amounts(4, 8000, 6, 6, 3000, 5, 5, 5, 8)
 
 
-def _recent_commits(ctx: Context, count: int) -> tuple[str, ...]:
+def _recent_commits(ctx: Context, count: int, rev: str = "HEAD") -> tuple[str, ...]:
     if gitio.head_oid(ctx.root) is None:
         return ()
     from git import Repo
@@ -176,21 +191,47 @@ def _recent_commits(ctx: Context, count: int) -> tuple[str, ...]:
     with Repo(ctx.root) as repo:
         return tuple(
             orientation.clip(f"{commit.hexsha[:7]} {commit.summary!s}", 90)
-            for commit in repo.iter_commits("HEAD", max_count=count)
+            for commit in repo.iter_commits(rev, max_count=count)
         )
 
 
-def _decisions(ctx: Context, count: int) -> tuple[str, ...]:
-    """The newest decision records' titles, newest first."""
-    folder = ctx.project.decisions_path
-    records = sorted(p for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md")) if folder.is_dir() else []
+RECORD = re.compile(r"[0-9]{4}-.*\.md")
+
+
+def _decisions(ctx: Context, count: int, rev: str | None = None) -> tuple[str, ...]:
+    """The newest decision records' titles, newest first: the work tree's, or (``rev``) those
+    committed there."""
+    if rev is None:
+        folder = ctx.project.decisions_path
+        found = (
+            sorted(p for p in folder.glob("[0-9][0-9][0-9][0-9]-*.md")) if folder.is_dir() else []
+        )
+        names = [path.name for path in found]
+        newest = names[-count:] if count else []
+        texts = [files.read_text(folder / name, errors="replace") for name in newest]
+    else:
+        folder_name = ctx.config.decisions.strip("/")
+        listing = gitio.run(
+            ["ls-tree", "--name-only", f"{rev}:{folder_name}"], ctx.root, check=False
+        )
+        names = sorted(name for name in listing.stdout.splitlines() if RECORD.fullmatch(name))
+        newest = names[-count:] if count else []
+        blobs = gitio.read_blobs(ctx.root, [f"{rev}:{folder_name}/{name}" for name in newest])
+        texts = [text or "" for text in blobs]
     titles = []
-    for path in reversed(records[-count:] if count else []):
-        first = files.read_text(path, errors="replace").lstrip().splitlines()[:1]
-        title = first[0] if first else path.stem
-        number = path.name[:4]
+    for name, text in reversed(list(zip(newest, texts, strict=True))):
+        first = text.lstrip().splitlines()[:1]
+        title = first[0] if first else name.removesuffix(".md")
+        number = name[:4]
         titles.append(orientation.clip(f"{number} {orientation.record_title(number, title)}", 90))
     return tuple(titles)
+
+
+def _log_text(ctx: Context, rev: str | None) -> str:
+    """The progress log: the work tree's, or (``rev``) the one committed there."""
+    if rev is None:
+        return read_optional(ctx.project.progress_path)
+    return gitio.read_blobs(ctx.root, [f"{rev}:{ctx.config.progress}"])[0] or ""
 
 
 def _feature_view(
@@ -345,7 +386,11 @@ def gather(
     # (counted where `claim` would choose and the advice below is computed: the remote's
     # branch when this one is only behind it, said in the header)
     counts = features.counts(view.feature_list, taken)
-    log = progress.parse(read_optional(ctx.project.progress_path))
+    # Behind only, the whole brief is the remote's branch's — counts, next, the log, the
+    # decisions, the commits — never the stale HEAD's beside the remote's counts (decision
+    # record 0079); HEAD itself is said in the "where" line.
+    at = view.counted_ref
+    log = progress.parse(_log_text(ctx, at))
     own = state.local_claim(ctx.git_dir)
     record = last_check(ctx)
     repair = view.repair
@@ -356,7 +401,10 @@ def gather(
         chosen, after = (options[0] if options else None), options[1:]
     blocked = features.blocked_open(view.feature_list)
     common = gitio.common_dir(ctx.root)
-    progress_name = cfg.progress
+    progress_name = cfg.progress if at is None else f"`git show {view.counted_on}:{cfg.progress}`"
+    decisions_name = cfg.decisions.rstrip("/")
+    if at is not None:
+        decisions_name = f"{view.counted_on}:{decisions_name}"
     behind = view.lines
     return orientation.StartData(
         warnings=(
@@ -378,12 +426,13 @@ def gather(
             blocked=counts.blocked,
             claimed=counts.claimed,
             counted_on=view.counted_on,
+            diverged_from=view.diverged_from,
         ),
         # (what to do now is counted where `claim` would choose: the remote's branch when
         # this one is only behind it)
         all_pass=features.all_pass(view.feature_list) and bool(view.feature_list.features),
         total_features_message=features.all_pass_message(
-            feature_list, listing.checked, view.behind
+            view.feature_list, listing.checked, view.behind, view.counted_on, feature_list
         ),
         claim=_claim_view(own, feature_list, ctx, amounts.steps),
         repair_first=tuple(repair),
@@ -407,10 +456,14 @@ def gather(
         ),
         entries_total=len(log.entries),
         index_line=log.index_line,
-        decisions=_decisions(ctx, amounts.decisions),
-        commits=_recent_commits(ctx, amounts.commits),
+        decisions=_decisions(ctx, amounts.decisions, at),
+        commits=_recent_commits(ctx, amounts.commits, at or "HEAD"),
         preamble=orientation.clip_lines(log.preamble, amounts.preamble_chars, progress_name),
-        sources=orientation.Sources(progress=progress_name, decisions=cfg.decisions.rstrip("/")),
+        sources=orientation.Sources(
+            progress=progress_name,
+            decisions=decisions_name,
+            at=view.counted_on,
+        ),
     )
 
 

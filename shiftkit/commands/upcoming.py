@@ -86,6 +86,12 @@ class Outlook(NamedTuple):
     lines: tuple[str, ...]
     behind: bool
     counted_on: str | None = None  # the remote's branch, when ``feature_list`` is its list
+    counted_ref: str | None = None  # its remote-tracking ref then: the brief reads it all there
+    diverged_from: str | None = None  # the remote's branch, when this one diverged from it
+
+    def where(self) -> str:
+        """Where the counts are counted, said after them (decision record 0079)."""
+        return features.where_counted(self.counted_on, self.diverged_from)
 
     def next(self, limit: int | None = 1) -> list[features.Feature]:
         return choose(self.feature_list, self.taken, self.done_there, self.repair, limit)
@@ -123,6 +129,8 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
     taken = {**local, **look.claims}
     chosen_from, done_there, behind = feature_list, set[str](), False
     counted_on: str | None = None
+    counted_ref: str | None = None
+    diverged_from: str | None = None
     if branch is not None and settings.enabled:
         counts = remote.divergence(ctx.root, settings.remote, branch, fetch=False)
         if counts is not None and counts[1]:
@@ -133,22 +141,33 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
             where = f"{settings.remote}/{branch}"
             if ahead == 0 and there is not None:
                 chosen_from = there  # (`claim` fast-forwards first: it chooses from there)
-                counted_on = where
+                counted_on, counted_ref = where, tracking
                 lines += (
                     f"{branch} is {count} commit{'s' if count != 1 else ''} behind {where}: "
-                    f"`shiftkit claim` catches up first (as `shiftkit sync` does); next is "
-                    f"counted there",
+                    f"`shiftkit claim` catches up first (as `shiftkit sync` does); counts, "
+                    f"next and the log are {where}'s",
                 )
             else:
                 from shiftkit.commands.claims import passing_on_remote
 
                 done_there = passing_on_remote(ctx, feature_list, tracking)
+                diverged_from = where
                 lines += (
                     f"{branch} and {where} diverged ({ahead} and {count} commits): "
                     f"`shiftkit sync` first",
                 )
     repair = repair_list(ctx, chosen_from)
-    return Outlook(chosen_from, taken, done_there, repair, lines, behind, counted_on)
+    return Outlook(
+        chosen_from,
+        taken,
+        done_there,
+        repair,
+        lines,
+        behind,
+        counted_on,
+        counted_ref,
+        diverged_from,
+    )
 
 
 def _list_at(ctx: Context, rev: str) -> features.FeatureList | None:
@@ -180,6 +199,7 @@ def status_cmd(ctx: Context, as_json: bool, terminal: bool, say: Say) -> None:
         session.now(),
         view.feature_list if view.counted_on else None,
         view.counted_on,
+        view.diverged_from,
     )
     line = cost_mod.status_line(ctx)
     if as_json:
@@ -209,7 +229,7 @@ def next_cmd(ctx: Context, as_json: bool, say: Say) -> int:
     if as_json:
         data = {
             "next": features.feature_to_dict(chosen) if chosen else None,
-            "all_pass": marked and listing.checked,
+            "all_pass": marked and listing.checked and not view.counted_on,
             "all_marked_passing": marked,
             "uncommitted_edit": listing.edited is not None,
             "notes": list(view.lines),
@@ -222,8 +242,12 @@ def next_cmd(ctx: Context, as_json: bool, say: Say) -> int:
         say(listing.edited)
     if chosen is not None:
         say(views.feature_text(chosen, ctx.config.verify, cost_mod.attempts_of(ctx, chosen.id)))
-    elif marked:
-        say(features.all_pass_message(feature_list, listing.checked))
+    elif marked:  # (said where it is counted: the remote's branch when only behind it)
+        say(
+            features.all_pass_message(
+                feature_list, listing.checked, view.behind, view.counted_on, listing.features
+            )
+        )
     else:
         why = blockers(feature_list, claimed, view.done_there)
         say(f"no feature can be picked now — {why}")

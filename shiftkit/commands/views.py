@@ -30,10 +30,13 @@ def status_data(
     now: str = "",
     counted: features.FeatureList | None = None,
     counted_on: str | None = None,
+    diverged_from: str | None = None,
 ) -> dict[str, Any]:
     """``upcoming``: the feature `claim` would take now (`upcoming.Outlook.next`);
     ``counted``: the list it is chosen from when that is the remote's branch's, ``counted_on``
-    (this branch is only behind it: decision record 0073), counted instead of HEAD's."""
+    (this branch is only behind it: decision record 0073), counted instead of HEAD's;
+    ``diverged_from``: the remote's branch this one diverged from (counted here, and said:
+    decision record 0079)."""
     from shiftkit.core.claim import age
 
     feature_list = counted if counted is not None else listing.features
@@ -47,10 +50,17 @@ def status_data(
         "blocked": c.blocked,
         "claimed": c.claimed,
         "counted_on": counted_on,
+        "diverged_from": diverged_from,
         "next": upcoming.id if upcoming else None,
-        "all_pass": marked and listing.checked,
+        "all_pass": marked and listing.checked and not counted_on,
         "all_marked_passing": marked,
-        "all_pass_message": features.all_pass_message(feature_list, listing.checked)
+        "all_pass_message": features.all_pass_message(
+            feature_list,
+            listing.checked,
+            bool(counted_on or diverged_from),
+            counted_on,
+            listing.features,
+        )
         if marked
         else None,
         "uncommitted_edit": listing.edited,
@@ -75,12 +85,11 @@ def status_text(data: Mapping[str, Any], *, terminal: bool) -> str:
         head = progress_bar(data["passing"], data["total"])
     else:
         head = f"{data['passing']}/{data['total']} passing"
-    if data.get("counted_on"):
-        head += f" (on {data['counted_on']}, which this branch is behind)"
+    where = features.where_counted(data.get("counted_on"), data.get("diverged_from"))
     lines = [
         *data.get("notes", ()),
-        head + (f" {data['uncommitted_edit']}" if data["uncommitted_edit"] else ""),
-        f"open {data['open']}, blocked {data['blocked']}, claimed {data['claimed']}",
+        head + where + (f" {data['uncommitted_edit']}" if data["uncommitted_edit"] else ""),
+        f"open {data['open']}, blocked {data['blocked']}, claimed {data['claimed']}{where}",
     ]
     if data["all_pass_message"]:
         lines.append(data["all_pass_message"])

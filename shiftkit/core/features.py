@@ -874,19 +874,47 @@ def counts(feature_list: FeatureList, claimed: Iterable[str] = ()) -> Counts:
     )
 
 
-def all_pass_message(feature_list: FeatureList, checked: bool, behind: bool = False) -> str:
+def where_counted(counted_on: str | None, diverged_from: str | None = None) -> str:
+    """Where a view's counts were counted, said right after them (decision record 0079):
+    ``counted_on`` the remote's branch this one is only behind (its list is counted, the one
+    `claim` takes from after its fast-forward); ``diverged_from`` the remote's branch this one
+    diverged from (counted here); '' when this branch is the remote's (or there is none)."""
+    if counted_on:
+        return f" (at {counted_on}, which this branch is behind)"
+    if diverged_from:
+        return f" (here: this branch and {diverged_from} diverged)"
+    return ""
+
+
+def all_pass_message(
+    feature_list: FeatureList,
+    checked: bool,
+    behind: bool = False,
+    counted_on: str | None = None,
+    here: FeatureList | None = None,
+) -> str:
     """What to say when every feature is marked passing: "all pass" only when a check at
     HEAD's tree saw every one pass (``checked``), else what it is and what to run; never
-    "nothing to do" while the branch is ``behind`` the remote's (which may hold new work)."""
+    "nothing to do" while the branch is ``behind`` the remote's (which may hold new work).
+    ``counted_on``: ``feature_list`` is the list of that remote branch, which this one is only
+    behind (``here``: HEAD's list) — said as there, with the catching up it asks first."""
+    total = len(feature_list)
+    if counted_on:
+        mine = counts(here) if here is not None else None
+        local = f" ({mine.passing}/{mine.total} here)" if mine is not None else ""
+        return (
+            f"all {total} features are marked passing at {counted_on}, which this branch is "
+            f"behind{local}: run `shiftkit sync` to catch up, then `shiftkit start`"
+        )
     if behind:
         return (
-            f"all {len(feature_list)} features here pass, but this branch is behind the "
+            f"all {total} features here pass, but this branch is behind the "
             f"remote's, which may hold new features: run `shiftkit sync`, then `shiftkit start`"
         )
     if checked:
-        return f"all {len(feature_list)} features pass (checked at HEAD) — nothing to do"
+        return f"all {total} features pass (checked at HEAD) — nothing to do"
     return (  # (each passed its verifier in the work tree when it was finished)
-        f"all {len(feature_list)} features marked passing; not yet verified in a clean "
+        f"all {total} features marked passing; not yet verified in a clean "
         f"checkout of HEAD — run `shiftkit check`"
     )
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from shiftkit.core import features
+
 # Claude Code shows a model about the first 2 KB of a SessionStart hook's output.
 BRIEF_BUDGET = 2000
 FULL_BUDGET = 16000
@@ -70,6 +72,7 @@ class Tally:
     blocked: int
     claimed: int
     counted_on: str | None = None  # the remote's branch this one is behind, when counted there
+    diverged_from: str | None = None  # the remote's branch this one diverged from (counted here)
 
 
 @dataclass(frozen=True)
@@ -118,6 +121,9 @@ class Sources:
 
     progress: str = "claude-progress.txt"
     decisions: str = "docs/decisions"
+    # the remote's branch the log, the decisions and the commits were read at (the brief of a
+    # branch only behind it: decision record 0079); None: this work tree and HEAD
+    at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -380,7 +386,7 @@ def _first(data: StartData) -> list[Section]:
     header = (
         f"# shiftkit start — {c.passing}/{c.total} passing, {c.open} open, "
         f"{c.blocked} blocked, {c.claimed} claimed"
-        + (f" (on {c.counted_on}, which this branch is behind)" if c.counted_on else "")
+        + features.where_counted(c.counted_on, c.diverged_from)
     )
     sections = [Section(tuple([*warnings, header]))]
     sections += _todo(data)
@@ -495,7 +501,10 @@ def _rest(data: StartData) -> list[Section]:
         sections.append(Section(decisions, sources.decisions, "\n" + title, "decision", True))
     if data.commits:
         commits = tuple(f"  {c}" for c in data.commits)
-        sections.append(Section(commits, "`git log`", "\n## recent commits", "commit", True))
+        title, log = "\n## recent commits", "`git log`"
+        if sources.at:
+            title, log = f"{title} (at {sources.at})", f"`git log {sources.at}`"
+        sections.append(Section(commits, log, title, "commit", True))
     if data.preamble.strip():
         title = f"## the log's preamble ({sources.progress})"
         lines = tuple(data.preamble.strip("\n").splitlines())

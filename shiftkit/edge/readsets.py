@@ -244,7 +244,7 @@ def _has_tree(root: Path, tree: str) -> bool:
 
 def run_measured(
     common_dir: Path,
-    feature_id: str,
+    feature_id: str | Sequence[str],
     command: str,
     root: Path,
     tree: str,
@@ -252,12 +252,16 @@ def run_measured(
 ) -> verify.Outcome:
     """``run(prefix)`` — ``feature_id``'s verifier ``command`` in ``root`` (a checkout of
     ``tree``) — under the tracer when one works here; a pass keeps the set it read (a pass
-    whose reads could not be measured forgets the old set: unknown again)."""
+    whose reads could not be measured forgets the old set: unknown again). Several ids: the
+    features that share this verifier, each keeping the same set."""
+    owners = [feature_id] if isinstance(feature_id, str) else list(feature_id)
     with measuring() as measure:
         outcome = run(measure.prefix if measure is not None else ())
         if outcome.ok:
-            if measure is not None:
-                record(common_dir, feature_id, measure.read_set(root, tree, command))
-            else:
-                forget(common_dir, feature_id)
+            found = measure.read_set(root, tree, command) if measure is not None else None
+            for owner in owners:
+                if found is not None:
+                    record(common_dir, owner, found)
+                else:
+                    forget(common_dir, owner)
     return outcome

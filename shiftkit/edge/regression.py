@@ -14,7 +14,14 @@ from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import culprit, files, gitio, readsets, state, verify
 from shiftkit.edge.committing import commit_bookkeeping
-from shiftkit.edge.context import Context, log_time, short, write_features, write_log
+from shiftkit.edge.context import (
+    Context,
+    bookkeeping,
+    log_time,
+    short,
+    write_features,
+    write_log,
+)
 from shiftkit.edge.files import read_optional
 
 CHECKOUT = "checkout"  # the cache's mode for a pass in a temporary checkout of the tree
@@ -71,6 +78,39 @@ def head_tree(root: Path) -> str:
 
 def is_checked(ctx: Context, tree: str, job: Job) -> bool:
     return verify.is_cached(ctx.common_dir, tree, verify.cache_command(job.command, CHECKOUT))
+
+
+def carried(ctx: Context, tree: str, work: Sequence[Job]) -> dict[str, str]:
+    """The jobs of ``work`` whose pass holds at ``tree`` without running them again, each with
+    the tree it passed at: verified since the last start check (stamped with its count — the
+    incoming flips a catch-up judged, a `finish` gate's, a `check`'s), in a clean checkout of
+    the tree its reads were measured at (a pass recorded there), and the change from that
+    tree to ``tree`` touches nothing they read (`readsets.affected_at`, the rule the finish
+    and publish gates use). One check only: a carried pass keeps its stamp, so the next start
+    check runs it (decision record 0079). Exactly ``tree``'s passes are `is_checked`'s."""
+    checks, stamps = state.read_stamps(ctx.common_dir)
+    recent = [
+        job
+        for job in work
+        if stamps.get(job.feature.id) == checks and not is_checked(ctx, tree, job)
+    ]
+    if not recent:
+        return {}
+    sets = readsets.load(ctx.common_dir, {job.feature.id: job.command for job in recent})
+    grounded = {}
+    for job in recent:
+        measured = sets.get(job.feature.id)
+        if measured is not None and measured.tree != tree and is_checked(ctx, measured.tree, job):
+            grounded[job.feature.id] = (job.command, measured.tree)
+    if not grounded:
+        return {}
+    commands = {feature_id: command for feature_id, (command, _) in grounded.items()}
+    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
+    return {
+        feature_id: measured_at
+        for feature_id, (_, measured_at) in grounded.items()
+        if feature_id not in touched
+    }
 
 
 def unchecked(ctx: Context, feature_list: features.FeatureList) -> list[str] | None:
@@ -164,12 +204,19 @@ class TreeJob(NamedTuple):
     timeout: float
 
 
-def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify.Outcome]:
+def run_each(
+    ctx: Context,
+    work: Sequence[TreeJob],
+    workers: int,
+    owners: Mapping[TreeJob, Sequence[str]] | None = None,
+) -> list[verify.Outcome]:
     """Each job in a temporary checkout of its own tree (after its `init`), ``workers`` at a
     time; in the order of ``work``. Each worker makes one checkout and moves it to the next
     job's tree (`_switch`: exactly that tree, nothing else left). A job whose pass is
     recorded at its tree (in a checkout) is not run again — read for every job before any
-    runs (decision record 0045) — and a pass found is recorded: the cache is by tree."""
+    runs (decision record 0045) — and a pass found is recorded: the cache is by tree.
+    ``owners``: the features whose verifier each job is; their reads are measured and kept
+    (`readsets`), as every other run in a checkout keeps them (decision record 0079)."""
     unique = list(dict.fromkeys(work))
     key = {job: verify.cache_command(job.command, CHECKOUT) for job in unique}
     before = {job for job in unique if verify.is_cached(ctx.common_dir, job.tree, key[job])}
@@ -200,7 +247,7 @@ def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify
                 outcome = (
                     prepared._replace(command=job.command)
                     if prepared is not None
-                    else verify.run_in(target, job.command, job.timeout, junit=ctx.config.junit)
+                    else _run_owned(ctx, job, target, (owners or {}).get(job, ()))
                 )
                 if outcome.ok:
                     verify.record_pass(ctx.common_dir, job.tree, key[job])
@@ -223,6 +270,19 @@ def run_each(ctx: Context, work: Sequence[TreeJob], workers: int) -> list[verify
     if errors:
         raise errors[0]
     return [found[job] for job in work]
+
+
+def _run_owned(ctx: Context, job: TreeJob, target: Path, owners: Sequence[str]) -> verify.Outcome:
+    """``job``'s verifier in ``target`` (a prepared checkout of its tree); with ``owners``,
+    measured, and its reads kept for each of them."""
+    junit = ctx.config.junit
+
+    def run(prefix: Sequence[str]) -> verify.Outcome:
+        return verify.run_in(target, job.command, job.timeout, junit=junit, prefix=prefix)
+
+    if not owners:
+        return run(())
+    return readsets.run_measured(ctx.common_dir, owners, job.command, target, job.tree, run)
 
 
 def _switch(ctx: Context, target: Path, tree: str) -> None:
