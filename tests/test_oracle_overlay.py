@@ -15,6 +15,7 @@ from conftest import (
     Result,
     add_log_entry,
     calc_verifier,
+    edit_list,
     git,
     git_ok,
     implement,
@@ -342,3 +343,28 @@ def _features(ctx: Context) -> list[Feature]:
     from shiftkit.edge.project import read_features
 
     return list(read_features(ctx.project).features)
+
+
+def test_each_definition_is_found_among_many_commits_of_the_list(calc: Path) -> None:
+    """Twenty-five commits each appending a feature, others between that only reword one:
+    each feature's definition is the commit that appended it (a search of the list's
+    history, several reads of it)."""
+    from shiftkit.edge import overlay
+
+    appended = {}
+    for n in range(25):
+        feature_id = f"F{100 + n}"
+
+        def append(items: list[dict[str, object]], feature_id: str = feature_id) -> None:
+            items.append({"id": feature_id, "category": "c", "description": "d", "steps": ["s"]})
+
+        edit_list(calc, append)
+        git_ok(calc, "add", "-A")
+        git_ok(calc, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", f"Append {feature_id}")
+        appended[feature_id] = git_ok(calc, "rev-parse", "HEAD").strip()
+        if n % 5 == 0:  # (a commit of the list that appends nothing)
+            edit_list(calc, lambda items, n=n: items[-1].update(description=f"d{n}"))
+            git_ok(calc, "add", "-A")
+            git_ok(calc, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Reword")
+    found = overlay.definitions(calc, "HEAD", "features.json", [*appended, "F999"])
+    assert found == appended

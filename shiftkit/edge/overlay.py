@@ -174,14 +174,15 @@ def person_commits(root: Path, oids: Sequence[str]) -> set[str]:
 # -- the definition: the commit that appended the feature to the list -----------------------
 
 MAX_DESCENTS = 16  # merges followed into a side branch, at most
-_HOLDS: dict[tuple[str, str], bool] = {}  # (list blob, feature id) -> it holds the feature
+_HOLDS: dict[tuple[str, str], bool] = {}  # (list blob, feature id) -> the list holds it
 
 
 def definitions(root: Path, tip: str, list_name: str, ids: Sequence[str]) -> dict[str, str]:
     """The commit on ``tip``'s history that appended each of ``ids`` to ``list_name``: a
-    bisection of the list's first-parent history (a feature, once appended, stays: rule 2),
-    its reads batched across features; a feature that came in through a merge is followed
-    into the side that brought it. A feature the list at ``tip`` lacks is left out."""
+    search (`SPREAD` probes a read) of the list's first-parent history (a feature, once
+    appended, stays: rule 2), its reads batched across features; a feature that came in
+    through a merge is followed into the side that brought it. A feature the list at ``tip``
+    lacks is left out."""
     found: dict[str, str] = {}
     pending = [(tip, list(dict.fromkeys(ids)))]
     for _ in range(MAX_DESCENTS):
@@ -195,11 +196,12 @@ def definitions(root: Path, tip: str, list_name: str, ids: Sequence[str]) -> dic
         # (for each feature: chain[low] holds it, chain[high] does not — len(chain): none)
         bounds = {i: (0, len(chain)) for i, held in zip(wanted, newest, strict=True) if held}
         while any(high - low > 1 for low, high in bounds.values()):
-            probes = {i: (low + high) // 2 for i, (low, high) in bounds.items() if high - low > 1}
-            held = _holding(root, [(chain[n][0], i) for i, n in probes.items()], list_name)
-            for (i, middle), holds in zip(probes.items(), held, strict=True):
+            probes = [(i, n) for i, (low, high) in bounds.items() for n in _probes(low, high)]
+            held = _holding(root, [(chain[n][0], i) for i, n in probes], list_name)
+            for (i, n), holds in zip(probes, held, strict=True):
                 low, high = bounds[i]
-                bounds[i] = (middle, high) if holds else (low, middle)
+                if low < n < high:  # (a list that lost it and got it back: the newest gap)
+                    bounds[i] = (n, high) if holds else (low, n)
         for feature_id, (low, _) in bounds.items():
             oid, parents = chain[low]
             others = parents[1:]
@@ -210,6 +212,18 @@ def definitions(root: Path, tip: str, list_name: str, ids: Sequence[str]) -> dic
             else:
                 pending.append((side, [feature_id]))
     return found
+
+
+SPREAD = 8  # probes per feature in each read: a search of 5,000 commits takes 4 reads
+
+
+def _probes(low: int, high: int) -> list[int]:
+    """Up to `SPREAD` indices strictly between ``low`` and ``high``, evenly spread."""
+    inside = high - low - 1
+    if inside <= 0:
+        return []
+    count = min(SPREAD, inside)
+    return sorted({low + 1 + (inside * k) // count for k in range(count)})
 
 
 def _chain(root: Path, start: str, list_name: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -230,7 +244,7 @@ def _holding(root: Path, asked: Sequence[tuple[str, str]], list_name: str) -> li
     """For each (commit, feature id), whether the list at the commit holds the feature: its
     `"id": "..."` pair in the text (a string value cannot hold an unescaped quote, and no
     other object of a list has an id), so a large list is searched, not parsed. One `git
-    cat-file` for the ids, one for the texts not searched before."""
+    cat-file` for all."""
     import json
     import re
 
@@ -238,17 +252,26 @@ def _holding(root: Path, asked: Sequence[tuple[str, str]], list_name: str) -> li
         return []
     if len(_HOLDS) > 4096:
         _HOLDS.clear()
-    blobs = gitio.object_ids(root, [f"{commit}:{list_name}" for commit, _ in asked])
-    keys = [(blob, i) for blob, (_, i) in zip(blobs, asked, strict=True) if blob is not None]
-    unread = list(dict.fromkeys(blob for blob, i in keys if (blob, i) not in _HOLDS))
-    texts = dict(zip(unread, gitio.read_blobs(root, unread), strict=True))
-    for blob, feature_id in keys:
-        if (blob, feature_id) not in _HOLDS:
+    commits = list(dict.fromkeys(commit for commit, _ in asked))
+    read = dict(
+        zip(
+            commits,
+            gitio.read_blobs_with_ids(root, [f"{c}:{list_name}" for c in commits]),
+            strict=True,
+        )
+    )
+    found = []
+    for commit, feature_id in asked:
+        blob = read[commit]
+        if blob is None:
+            found.append(False)
+            continue
+        key = (blob[0], feature_id)
+        if key not in _HOLDS:
             pair = r'"id"\s*:\s*' + re.escape(json.dumps(feature_id, ensure_ascii=False))
-            _HOLDS[(blob, feature_id)] = re.search(pair, texts.get(blob) or "") is not None
-    return [
-        blob is not None and _HOLDS[(blob, i)] for blob, (_, i) in zip(blobs, asked, strict=True)
-    ]
+            _HOLDS[key] = re.search(pair, blob[1]) is not None
+        found.append(_HOLDS[key])
+    return found
 
 
 # -- the overlaid tree ------------------------------------------------------------------------
