@@ -32,6 +32,7 @@ ADD_TEST = "tests/test_add.py"
 ALWAYS = "def test_add():\n    assert True\n"
 # A root conftest that turns every test into a pass without running it.
 STUB_CONFTEST = "import _pytest.python\n\n_pytest.python.Function.runtest = lambda self: None\n"
+PDB_SHADOW = STUB_CONFTEST + "from importlib import util as _u\n"
 
 
 def feature_of(project: Path, name: str) -> str:
@@ -156,23 +157,26 @@ def test_a_pass_with_the_oracle_restored_is_not_a_pass_of_the_tree(calc: Path) -
 # -- (b) an agent-added root conftest.py that makes every test pass --------------------------
 
 
-def test_an_added_root_conftest_is_removed(calc: Path) -> None:
+@pytest.mark.parametrize(("path", "text"), [("conftest.py", STUB_CONFTEST), ("pdb.py", PDB_SHADOW)])
+def test_an_added_root_conftest_is_removed(calc: Path, path: str, text: str) -> None:
+    """A root conftest, or a root `pdb.py` (pytest imports pdb at start: decision record
+    0078), that stubs out every test: the definition had neither, so the overlay removes it."""
     defined = definition(calc)
     feature = feature_of(calc, "add")
     implement(calc, "add", good=False)
-    write(calc / "conftest.py", STUB_CONFTEST)
+    write(calc / path, text)
     git_ok(calc, "add", "-A")
     git_ok(calc, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Add a test helper")
     forced_flip(calc, feature, "add two numbers")
 
-    removed = f"oracle restored from {defined}: conftest.py (removed)"
+    removed = f"oracle restored from {defined}: {path} (removed)"
     audited = audit(calc)
     assert audited.returncode == 1, audited.output
     assert "fails when re-run" in audited.stdout and removed in audited.stdout, audited.output
     checked = check(calc)
     assert checked.returncode == 1 and f"FAILED {feature}" in checked.stdout, checked.output
     assert removed in checked.stdout
-    assert (calc / "conftest.py").read_text() == STUB_CONFTEST  # (only the checkout lost it)
+    assert (calc / path).read_text() == text  # (only the checkout lost it)
 
 
 # -- (c) a person's change of a test is the defined one --------------------------------------

@@ -9,9 +9,10 @@ rules 14 and 11 ask) — and written over the judged tree as a tree of their own
 did not have that rule 14 counts as an oracle change (a root `conftest.py`, a module that
 shadows the runner) is left out of it.
 
-Cheap in the common case: one `git log` of the list's first-parent history (the definition,
-found by bisection) and one `git diff-tree` from the definition to the judged commit; only
-when an oracle file changed since does a `git log` of those files ask who changed them.
+Cheap in the common case: one `git log` of the list's first-parent history and a few reads of
+it (the definition, found by a search), and one `git diff-tree` from the definition to the
+judged commit; only when an oracle file changed since does a `git log` of those files ask who
+changed them.
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ def _overlay(
         protected.protocol_files(cfg.features, cfg.progress, cfg.log.archive),
     )
     rows, pairs = diff
-    # Every oracle file that differs from the definition is a candidate, a new one too: a
-    # person may have added it since (its version is then theirs).
-    candidates = [("M" if status == "A" else status, path) for status, path in rows]
+    # Every oracle file that differs from the definition is a candidate, a new one too
+    # (also asked as a change: a person may have added it since, and their version is then
+    # the defined one).
+    candidates = [*rows, *(("M", path) for status, path in rows if status == "A")]
     hits = _hits(root, ground, candidates, pairs, cfg, feature.id)
     if not hits:
         return None
