@@ -461,7 +461,8 @@ def verify(feature_id: str | None) -> int:
     "--isolated",
     is_flag=True,
     help="Run each init and verifier with a scrubbed environment: locale only, a fresh empty "
-    "HOME, PATH without the repository's or HOME's folders (for CI).",
+    "HOME, PATH without the repository's or HOME's folders; and each feature's oracle files "
+    "as its definition (or a person since) left them (for CI).",
 )
 @click.option(
     "--since",
@@ -614,7 +615,12 @@ def stop_check() -> int:
     metavar="REV",
     help="Check only the commits after REV (default: all since shiftkit was adopted).",
 )
-@click.option("--reverify", is_flag=True, help="Re-run each flip's verifier at its commit.")
+@click.option(
+    "--reverify",
+    is_flag=True,
+    help="Re-run each flip's verifier at its commit, with the feature's oracle files as its "
+    "definition (or a person since) left them.",
+)
 @click.option(
     "--strict",
     is_flag=True,

@@ -272,7 +272,8 @@ def test_finish_and_the_commit_hook_refuse_a_skipped_test(calc: Path) -> None:
 
 def test_a_skipped_test_forced_past_every_hook_is_caught_in_ci(calc: Path, tmp_path: Path) -> None:
     """The shortcut committed with forged trailers past every hook: a fresh clone's
-    re-verification (isolated, as in CI) and `check --isolated` refuse it."""
+    re-verification (isolated, as in CI) and `check --isolated` refuse it — running the test
+    as defined, without the skip (decision record 0081), against the broken code."""
     _claimed_skip(calc)
     ok(calc, "release")
     flip(calc, "F001", log=False)
@@ -288,10 +289,12 @@ def test_a_skipped_test_forced_past_every_hook_is_caught_in_ci(calc: Path, tmp_p
     git_ok(tmp_path, "clone", "-q", str(calc), str(clone))
     audited = shiftkit(clone, "audit", "--reverify", "--isolated")
     assert audited.returncode == 1, audited.output
-    assert "F001" in audited.stdout and "the verifier skipped 1 test" in audited.stdout
+    restored = "oracle restored from"
+    assert "F001 becomes passing but its verifier fails when re-run" in audited.stdout
+    assert f"(exit 1; {restored}" in audited.stdout and "tests/test_add.py" in audited.stdout
     checked = shiftkit(clone, "check", "--no-demote", "--isolated")
     assert checked.returncode == 1, checked.output
-    assert "FAILED F001: the verifier skipped 1 test" in checked.output
+    assert f"FAILED F001: exit 1; {restored}" in checked.output
 
 
 # -- another runner's report: the `junit` setting ---------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from shiftkit.core import features, rules
+from shiftkit.core.config import Config
 from shiftkit.core.errors import BadInput, ShiftkitError
 from shiftkit.core.orientation import clip
 from shiftkit.core.words import counted
@@ -91,18 +92,41 @@ def protocol_commits(
 
 
 def reverify_at(
-    ctx: Context, commit: revisions.Commit, command: str, isolated: bool = False
+    ctx: Context,
+    commit: revisions.Commit,
+    feature: features.Feature,
+    command: str,
+    isolated: bool = False,
 ) -> verify.Outcome:
     """The verifier re-run in a clean checkout of the commit, after `init` — both, and the
     timeout, as the commit's parent sets them (the judged commit's own settings, or the work
-    tree's, could make its verifier pass)."""
+    tree's, could make its verifier pass) — with the feature's oracle as defined written over
+    it (`overlay`: its note says what was restored)."""
     from shiftkit.edge import judge
 
     parent = commit.parents[0] if commit.parents else None
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
-    return verify.run_in_checkout(
-        ctx.root, commit.tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit
+    tree, note = oracle_tree(ctx, commit, feature, command, cfg)
+    outcome = verify.run_in_checkout(
+        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit
     )
+    return outcome._replace(note=note)
+
+
+def oracle_tree(
+    ctx: Context,
+    commit: revisions.Commit,
+    feature: features.Feature,
+    command: str,
+    cfg: Config,
+) -> tuple[str, str]:
+    """(the tree to re-verify ``feature`` at ``commit`` on, what was restored in it): the
+    commit's tree with the feature's oracle as defined (decision record 0081)."""
+    from shiftkit.edge import overlay
+
+    found = overlay.overlays(ctx.root, commit.oid, commit.tree, [(feature, command)], cfg)
+    made = found.get(feature.id)
+    return (made.tree, made.note()) if made is not None else (commit.tree, "")
 
 
 def audit(
@@ -111,7 +135,7 @@ def audit(
     return audit_commits(ctx, commits_in(ctx.root, since, ctx.config.features), reverify, say)
 
 
-Reverify = Callable[[revisions.Commit, str, str], verify.Outcome]  # (commit, feature, command)
+Reverify = Callable[[revisions.Commit, features.Feature, str], verify.Outcome]
 
 
 def audit_commits(
@@ -206,18 +230,22 @@ def _judge_in_parallel(
 
     from shiftkit.edge import judge, regression, state
 
-    wanted: dict[tuple[str, str], regression.TreeJob] = {}
+    wanted: dict[tuple[str, str, str], regression.TreeJob] = {}
+    notes: dict[tuple[str, str, str], str] = {}
     owners: dict[regression.TreeJob, list[str]] = {}
     passing = verify.Outcome("", True, 0, 0.0, "")
 
-    def plan(commit: revisions.Commit, feature_id: str, command: str) -> verify.Outcome:
+    def plan(commit: revisions.Commit, feature: features.Feature, command: str) -> verify.Outcome:
         parent = commit.parents[0] if commit.parents else None
         cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
-        job = regression.TreeJob(commit.tree, command, cfg.init, cfg.verify_timeout)
-        wanted[(commit.oid, command)] = job
-        if feature_id not in owners.setdefault(job, []):
-            owners[job].append(feature_id)
-        return passing._replace(command=command)
+        tree, note = oracle_tree(ctx, commit, feature, command, cfg)
+        key = (commit.oid, feature.id, command)
+        job = regression.TreeJob(tree, command, cfg.init, cfg.verify_timeout)
+        wanted[key] = job
+        notes[key] = note
+        if feature.id not in owners.setdefault(job, []):
+            owners[job].append(feature.id)
+        return passing._replace(command=command, note=note)
 
     first = audit_commits(ctx, selected, True, say, outcomes=plan)
     if not wanted:
@@ -232,13 +260,14 @@ def _judge_in_parallel(
     if all(outcome.ok for outcome in ran):
         return first  # (what the first pass took for granted held: the same findings)
     found = dict(zip(keys, ran, strict=True))
-    return audit_commits(
-        ctx,
-        selected,
-        True,
-        lambda text: None,
-        outcomes=lambda c, feature_id, command: found[(c.oid, command)],
-    )
+
+    def outcome(
+        commit: revisions.Commit, feature: features.Feature, command: str
+    ) -> verify.Outcome:
+        key = (commit.oid, feature.id, command)
+        return found[key]._replace(note=notes[key])
+
+    return audit_commits(ctx, selected, True, lambda text: None, outcomes=outcome)
 
 
 def _judge(
@@ -253,6 +282,7 @@ def _judge(
     """One commit's finding (None: nothing to report); ``read``: the bulk reader, or None to
     read the commit's files on their own (as the reference-transaction hook does)."""
     present = rules.trailers(commit.message)
+    restored: dict[str, str] = {}  # feature id -> what its re-verification restored
 
     def evidence(feature: features.Feature, command: str, verify_in: str) -> str | None:
         # Plain audit can only see what the commit claims; --reverify checks it.
@@ -262,14 +292,17 @@ def _judge(
             return None
         say(f"re-verifying {feature.id} at {short(commit.oid)}: {command}")
         if outcomes is not None:
-            outcome = outcomes(commit, feature.id, command)
+            outcome = outcomes(commit, feature, command)
         else:
-            outcome = reverify_at(ctx, commit, command, isolated)
+            outcome = reverify_at(ctx, commit, feature, command, isolated)
+        if outcome.note:
+            restored[feature.id] = outcome.note
         if not outcome.ok:
             return f"its verifier fails when re-run at this commit ({outcome.summary()})"
         return None
 
     report = commits.judge_commit(ctx.root, ctx.common_dir, commit, evidence, history=read)
+    report.violations.extend(oracle_changed(fid, note) for fid, note in restored.items())
     if not (report.violations or report.overridden or report.person_actions):
         return None
     return Finding(
@@ -279,6 +312,19 @@ def _judge(
         report.overridden,
         report.override_reason,
         report.person_actions,
+    )
+
+
+def oracle_changed(feature_id: str, note: str) -> rules.Violation:
+    """A re-verification that had to restore a feature's oracle: it was changed since its
+    definition by no person's action, whatever rule 14 said of the commits (decision record
+    0081)."""
+    return rules.Violation(
+        rules.Rule.PROTECTED,
+        f"{feature_id}'s oracle at this commit is not as defined ({note}): changed since its "
+        f"definition by no person's action, so it was re-verified with the oracle as defined; "
+        f"ask a person to restore the oracle, or to change it with an override",
+        feature_id,
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.errors import BadInput, Refused
-from shiftkit.edge import culprit, gitio, regression, state, verify
+from shiftkit.edge import culprit, gitio, overlay, regression, state, verify
 from shiftkit.edge.context import Context, short
 from shiftkit.edge.project import read_features_at
 
@@ -48,6 +48,7 @@ class Report(NamedTuple):
     blamed: dict[str, culprit.Culprit]  # who broke each failing feature (`culprit.find`)
     since: str | None = None  # --since: the commit the change is measured from
     affected: tuple[str, ...] = ()  # the features that change can break: verified first
+    restored: tuple[tuple[str, str], ...] = ()  # (feature id, its overlay's note): 0081
 
     @property
     def all_pass(self) -> bool:
@@ -77,6 +78,7 @@ class Report(NamedTuple):
             "all_pass": self.all_pass,
             "since": self.since,
             "affected": list(self.affected),
+            "oracle_restored": dict(self.restored),
         }
 
     def _blame_json(self, feature_id: str) -> dict[str, Any]:
@@ -122,17 +124,23 @@ def verify_head(
         if progress is not None:
             progress(done[0], len(todo), job, outcome)
 
+    # (an isolated check re-verifies: each verifier with its feature's oracle as defined)
+    restored = overlays(ctx, head, tree, todo) if isolated else {}
+    trees = {job.feature.id: made.tree for job, made in restored.items()}
     try:
-        results = regression.run_at_tree(ctx, tree, todo, count, finished, isolated) if todo else []
+        results = _run_at_trees(ctx, tree, trees, todo, count, finished, isolated)
     except regression.InitFailed as failed:
         raise Refused(
             f"nothing was verified: {failed.outcome.output.splitlines()[0]}; fix init, "
             f"then run `shiftkit check` again"
         ) from None
     key = regression.CHECKOUT
-    for job, outcome in results:
+    for n, (job, outcome) in enumerate(results):
+        at = trees.get(job.feature.id, tree)  # (a pass with an overlay is its tree's, not HEAD's)
         if outcome.ok:
-            verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, key))
+            verify.record_pass(ctx.common_dir, at, verify.cache_command(job.command, key))
+        if job in restored:
+            results[n] = (job, outcome._replace(note=restored[job].note()))
     passed = [job.feature.id for job in cached] + [j.feature.id for j, o in results if o.ok]
     state.stamp_verified(ctx.common_dir, passed)
     failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
@@ -156,7 +164,40 @@ def verify_head(
         blamed=blamed,
         since=since_oid,
         affected=tuple(job.feature.id for job in first),
+        restored=tuple((job.feature.id, made.note()) for job, made in restored.items()),
     )
+
+
+def overlays(
+    ctx: Context, head: str, tree: str, todo: list[regression.Job]
+) -> dict[regression.Job, overlay.Overlay]:
+    """The jobs of ``todo`` whose oracle at HEAD is not as defined, with the tree that has it
+    (decision record 0081)."""
+    found = overlay.overlays(
+        ctx.root, head, tree, [(job.feature, job.command) for job in todo], ctx.config
+    )
+    return {job: found[job.feature.id] for job in todo if job.feature.id in found}
+
+
+def _run_at_trees(
+    ctx: Context,
+    tree: str,
+    trees: dict[str, str],
+    todo: list[regression.Job],
+    count: int,
+    finished: Callable[[regression.Job, verify.Outcome], None],
+    isolated: bool,
+) -> list[tuple[regression.Job, verify.Outcome]]:
+    """`regression.run_at_tree` for each tree the jobs run at (HEAD's, or an overlay's), in
+    the order of ``todo``."""
+    groups: dict[str, list[regression.Job]] = {}
+    for job in todo:
+        groups.setdefault(trees.get(job.feature.id, tree), []).append(job)
+    done: dict[int, verify.Outcome] = {}
+    for at, group in groups.items():
+        for job, outcome in regression.run_at_tree(ctx, at, group, count, finished, isolated):
+            done[id(job)] = outcome
+    return [(job, done[id(job)]) for job in todo]
 
 
 def _affected_first(
@@ -210,6 +251,11 @@ def _text(report: Report) -> str:
         named = ", ".join(report.affected) or "none"
         lines.append(
             f"affected by the change since {short(report.since)} (verified first): {named}"
+        )
+    for feature_id, note in report.restored:
+        lines.append(
+            f"{feature_id}: its oracle at HEAD is not as defined ({note}); verified with the "
+            f"oracle as defined — a person should look (`shiftkit audit` names the commit)"
         )
     for feature, outcome in report.failed:
         who = report.blamed.get(feature.id)

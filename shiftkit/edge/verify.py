@@ -27,6 +27,7 @@ class Outcome(NamedTuple):
     seconds: float
     output: str
     reason: str = ""  # why a run that exited 0 is no pass (`judge_result`)
+    note: str = ""  # what the run judged beside the tree: "oracle restored from ..." (0081)
 
     @property
     def timed_out(self) -> bool:
@@ -42,6 +43,10 @@ class Outcome(NamedTuple):
         return "\n".join(kept)[-chars:]
 
     def summary(self) -> str:
+        said = self._verdict()
+        return f"{said}; {self.note}" if self.note else said
+
+    def _verdict(self) -> str:
         if self.timed_out:
             return f"timed out after {self.seconds:.0f}s"
         if self.reason and not self.ok:
