@@ -649,7 +649,7 @@ def stop_check() -> int:
 @click.option(
     "--strict",
     is_flag=True,
-    help="Refuse person actions (overrides, unblocks, settings changes) too.",
+    help="Refuse person actions (overrides, unblocks, acceptances, settings changes) too.",
 )
 @click.option(
     "--isolated",
