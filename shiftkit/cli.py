@@ -69,7 +69,18 @@ SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     (
         "A person's actions",
-        ("new", "setup", "demo", "run", "add", "import", "validate", "unblock", "override"),
+        (
+            "new",
+            "setup",
+            "demo",
+            "run",
+            "add",
+            "import",
+            "validate",
+            "unblock",
+            "override",
+            "accept",
+        ),
     ),
     (
         "Hooks and integration",
@@ -552,6 +563,26 @@ def override(subject: str, reason: str) -> int:
 
 
 @cli.command()
+@click.argument("commits", metavar="COMMIT...", nargs=-1, required=True)
+@click.option("--reason", required=True, help="Why a person lets the commits stand.")
+@click.option(
+    "-j", "--jobs", type=click.IntRange(min=1), help="Verifiers to run at once (default: cores)."
+)
+def accept(commits: tuple[str, ...], reason: str, jobs: int | None) -> int:
+    """A person's action: let commits forced past the hooks stand, demoting what they left
+    untrue, in one commit on the remote's branch (signed when the policy is 'signed').
+
+    The way out when `shiftkit sync` or `claim` refuses a branch that holds commits which
+    break the rules: each COMMIT is judged here, the passing features it named or can break
+    re-verified at the branch's tip, the failing ones demoted; the acceptance is committed
+    on that tip (a `Shiftkit-Accept` trailer per COMMIT) and pushed. Every judge then
+    reports the accepted violations as accepted, refusing none of them."""
+    from shiftkit.commands import accept as accepting
+
+    return accepting.accept(_context(), commits, reason, _say, _warn, jobs)
+
+
+@cli.command()
 @click.argument("text")
 def note(text: str) -> int:
     """Add TEXT to the log entry of the open claim."""
@@ -624,7 +655,7 @@ def stop_check() -> int:
 @click.option(
     "--strict",
     is_flag=True,
-    help="Refuse person actions (overrides, unblocks, settings changes) too.",
+    help="Refuse person actions (overrides, unblocks, acceptances, settings changes) too.",
 )
 @click.option(
     "--isolated",

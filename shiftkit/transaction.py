@@ -66,10 +66,14 @@ def main(state: str, stdin: bytes) -> int:
     walked = read_commits(root, [*tips, "--not", *verdicts.branch_evidence(root)])
     known = verdicts.judged(common, [commit.oid for commit in walked]) if common else set()
     fresh = [commit for commit in walked if commit.oid not in known]
-    problems = []
-    for commit in fresh:
-        for violation in judge_new_commit(root, commit):
-            problems.append(f"{commit.oid[:7]} {commit.subject[:50]!r}: {violation}")
+    found = {commit.oid: judge_new_commit(root, commit) for commit in fresh}
+    if any(found.values()):
+        found = _unaccepted(root, fresh, found)
+    problems = [
+        f"{commit.oid[:7]} {commit.subject[:50]!r}: {violation}"
+        for commit in fresh
+        for violation in found[commit.oid]
+    ]
     if not problems and common:
         # Only when every new commit passed: a verdict then vouches for all it reaches.
         verdicts.record(common, [commit.oid for commit in fresh])
@@ -94,6 +98,22 @@ def main(state: str, stdin: bytes) -> int:
         file=sys.stderr,
     )
     return REFUSED
+
+
+def _unaccepted(
+    root: str, fresh: list[revisions.Commit], found: dict[str, list[object]]
+) -> dict[str, list[object]]:
+    """``found`` (each new commit's violations) without those of the commits a person
+    accepted in one of the new commits (`acceptance.honoured`, decision record 0082)."""
+    from shiftkit.core import acceptance
+    from shiftkit.edge import gitio
+
+    accepted = acceptance.honoured(
+        [(commit.oid, commit.message) for commit in fresh],
+        lambda oid: bool(found.get(oid)),
+        lambda older, newer: gitio.is_ancestor(root, older, newer),
+    )
+    return {oid: [] if oid in accepted else problems for oid, problems in found.items()}
 
 
 def _fetched(root: str, tips: list[str]) -> bool:
@@ -150,9 +170,11 @@ def _work_tree() -> str | None:
 def judge_new_commit(root_text: str, commit: revisions.Commit) -> list[object]:
     """The violations of one new commit; the common commit (nothing the rules protect
     changed) costs one `git diff-tree`, one read of its parent's config and rule 9."""
-    if _approved(root_text, commit):
+    # An acceptance lets other commits stand: it is judged in full, every time.
+    accepts = "Shiftkit-Accept" in commit.message  # (core.messages.ACCEPT_KEY)
+    if not accepts and _approved(root_text, commit):
         return []  # the commit hooks judged exactly this change (rule 9 included)
-    if len(commit.parents) == 1 and not _touches_protected(root_text, commit):
+    if len(commit.parents) == 1 and not accepts and not _touches_protected(root_text, commit):
         from shiftkit.core import subjects
 
         problem = subjects.subject_problem(commit.message)

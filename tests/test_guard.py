@@ -122,6 +122,10 @@ DENIED: list[tuple[str, str]] = [
     # person actions
     ("shiftkit unblock F001 --note 'flaky'", "a person"),
     ("shiftkit override F001", "a person"),
+    ("shiftkit accept 1234567 --reason 'it is fine'", "a person"),
+    (".shiftkit/hook accept 1234567 --reason x", "shiftkit accept"),
+    ("python3 -m shiftkit accept HEAD --reason x", "shiftkit accept"),
+    ('git commit -m "Fix the parser" -m "Shiftkit-Accept: 1234567 fine"', "person trailer"),
     ("shiftkit release --steal", "a person"),
     ("shiftkit claim F002 --steal", "a person"),
     ("python3 -m shiftkit unblock F001 --note x", "shiftkit unblock"),

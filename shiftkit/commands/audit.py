@@ -26,6 +26,9 @@ class Finding:
     overridden: list[rules.Violation] = field(default_factory=list)
     override_reason: str | None = None
     person_actions: list[str] = field(default_factory=list)
+    # what a person let stand with `shiftkit accept` (decision record 0082), and how
+    accepted: list[rules.Violation] = field(default_factory=list)
+    accepted_by: str = ""  # "accepted by <person> in <commit>: <reason>"
 
 
 def commits_in(
@@ -154,7 +157,34 @@ def audit_commits(
         found = [
             _judge(ctx, commit, reverify, say, read, isolated, outcomes) for commit in selected
         ]
-    return [finding for finding in found if finding is not None]
+    findings = [finding for finding in found if finding is not None]
+    apply_acceptances(ctx.root, selected, findings)
+    return findings
+
+
+def apply_acceptances(root: Path, judged: list[revisions.Commit], findings: list[Finding]) -> None:
+    """The violations of each commit of ``judged`` that a person accepted among them
+    (`acceptance.honoured`) move to the finding's ``accepted``: no judge refuses on them."""
+    from shiftkit.core import acceptance
+
+    broken = {f.commit: f for f in findings if f.violations}
+    if not broken or not any(acceptance.ACCEPT_KEY in c.message for c in judged):
+        return
+    found = acceptance.honoured(
+        [(c.oid, c.message) for c in judged],
+        lambda oid: oid in broken,
+        lambda older, newer: gitio.is_ancestor(root, older, newer),
+    )
+    if not found:
+        return
+    authors = gitio.authors(root, sorted({a.by for a in found.values()}))
+    for oid, accepted in found.items():
+        finding = broken[oid]
+        finding.accepted, finding.violations = finding.violations, []
+        finding.accepted_by = (
+            f"accepted by {authors.get(accepted.by, '?')} in {short(accepted.by)}: "
+            f"{accepted.reason}"
+        )
 
 
 def _new_here(ctx: Context, tip: str) -> list[str]:
@@ -345,6 +375,15 @@ def render(findings: list[Finding], checked: int) -> str:
         lines.append(
             f"override {short(finding.commit)} (rules {rules_hit}): {finding.override_reason}"
         )
+    accepted = [f for f in findings if f.accepted]
+    if accepted:
+        lines.append("accepted (broken, and let stand by a person with `shiftkit accept`):")
+        for finding in accepted:
+            lines += [
+                f"  {short(finding.commit)} {_subject(finding)}: {violation} — "
+                f"{finding.accepted_by}"
+                for violation in finding.accepted
+            ]
     people = [f for f in findings if f.person_actions]
     if people:
         lines.append("person actions (a person's to make; `audit --strict` refuses them):")
@@ -356,6 +395,7 @@ def render(findings: list[Finding], checked: int) -> str:
     lines.append(
         f"audit: {counted(checked, 'commit')} checked, {len(bad)} with violations, "
         f"{len(overrides)} with overrides, {len(people)} with person actions"
+        + (f", {len(accepted)} accepted" if accepted else "")
     )
     return "\n".join(lines)
 
@@ -388,6 +428,18 @@ def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
             {"commit": f.commit, "subject": f.subject, "actions": f.person_actions}
             for f in findings
             if f.person_actions
+        ],
+        "accepted": [
+            {
+                "commit": f.commit,
+                "subject": f.subject,
+                "rule": v.rule,
+                "feature": v.feature,
+                "message": v.message,
+                "accepted_by": f.accepted_by,
+            }
+            for f in findings
+            for v in f.accepted
         ],
     }
 

@@ -801,10 +801,15 @@ def _judge_incoming(
     broken = [f for f in findings if f.violations]
     if broken:
         first = broken[0]
+        ids = " ".join(f.commit for f in broken)
         raise Refused(
             f"{name}/{branch} brings {len(broken)} commit{'s' if len(broken) != 1 else ''} "
             f"that break the rules here ({short(first.commit)}: {first.violations[0]}); "
-            f"nothing changed — a person must look: `shiftkit audit --reverify {name}/{branch}`"
+            f"nothing changed — a person must look (`shiftkit audit --reverify "
+            f"{name}/{branch}`), and to let {'them' if len(broken) != 1 else 'it'} stand "
+            f'runs `shiftkit accept {ids} --reason "why"` (it demotes what '
+            f"{'they' if len(broken) != 1 else 'it'} left untrue and pushes the acceptance); "
+            f"then `shiftkit sync` goes on in every clone"
         )
 
 

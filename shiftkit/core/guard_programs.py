@@ -23,7 +23,7 @@ from shiftkit.core.guard_paths import (
 def check_shiftkit(args: list[str]) -> str | None:
     options = parse_options(args, "", "", (), first_positional_ends=True)
     sub = options.positional[0] if options.positional else ""
-    if sub in {"unblock", "override"}:
+    if sub in {"unblock", "override", "accept"}:
         return (
             f"`shiftkit {sub}` is a person's action, not an agent's; {PERSON} to run "
             f"`shiftkit {sub}` (record what is in the way with `shiftkit note`, or give up "

@@ -35,8 +35,9 @@ WRITE_IT = (
     "fine) or commit with `shiftkit finish -m`"
 )
 TRAILER_IS_A_PERSONS = (
-    "a person trailer (Shiftkit-Override) in a commit message is a person's action under the "
-    "`trailer` policy; an agent's commit never carries one: stop and ask a person"
+    "a person trailer (Shiftkit-Override, Shiftkit-Accept) in a commit message is a person's "
+    "action under the `trailer` policy; an agent's commit never carries one: stop and ask a "
+    "person"
 )
 
 

@@ -43,8 +43,10 @@ class Rule(enum.IntEnum):
 
 OVERRIDABLE = frozenset({Rule.DEFINITIONS, Rule.CLAIMED, Rule.STATUS, Rule.PROTECTED})
 OVERRIDE_KEY = "Shiftkit-Override"
+# A person's acceptance of a commit forced past the hooks (decision record 0082).
+ACCEPT_KEY = "Shiftkit-Accept"
 # Trailers whose presence is a person's action (the guard keeps them out of agents' commits).
-PERSON_TRAILERS = (OVERRIDE_KEY,)
+PERSON_TRAILERS = (OVERRIDE_KEY, ACCEPT_KEY)
 
 
 class Violation:

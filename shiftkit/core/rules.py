@@ -10,6 +10,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from shiftkit.core import acceptance
 from shiftkit.core.messages import OVERRIDABLE as OVERRIDABLE
 from shiftkit.core.messages import Rule as Rule
 from shiftkit.core.messages import Violation as Violation
@@ -736,7 +737,7 @@ def rule11_person(
             Rule.PERSON,
             f"{'; '.join(actions)} — a person's action, and the people "
             f"policy is 'signed', but {problem}; a person makes it with "
-            f"`shiftkit override`/`shiftkit unblock` and their signing key",
+            f"`shiftkit override`/`unblock`/`accept` and their signing key",
         )
     ]
 
@@ -966,9 +967,10 @@ def evaluate(
     flips: list[str] = []
     remarked: list[str] = []
     unblocked: list[str] = []
+    pairs: Pairs | None = []  # (no list before or after: none of it changed)
     if staged is not None:
         # The commit that first adds the list establishes it: nothing in it is a flip.
-        pairs = aligned_changes(parents, staged)  # once: three rules look at what changed
+        pairs = aligned_changes(parents, staged)  # once: four rules look at what changed
         if establishing:
             flips = []
         elif len(parents) > 1:
@@ -1019,7 +1021,15 @@ def evaluate(
     actions = person_actions(
         judge, unblocked, overridden, reason, unrelated_history(parents, merge_base), added
     )
+    accepting, malformed = acceptance.read(message)
+    actions += acceptance.actions(accepting)
     if Rule.PERSON in rules_to_check:
+        if accepting or malformed:
+            rows = judge.changed.rows if judge.changed is not None else None
+            own = (features_name, log_name)
+            kept += acceptance.violations(
+                malformed, len(parents), rows, own, None if establishing else pairs, added
+            )
         kept += rule11_person(judge, actions, signature)
     return Report(kept, overridden, flips, reason, staged, actions, tuple(remarked))
 

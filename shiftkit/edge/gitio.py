@@ -194,6 +194,21 @@ def merge_bases(cwd: Path | str, first: str, other: str) -> list[str]:
     return out.decode().split() if code == 0 else []
 
 
+def is_ancestor(cwd: Path | str, older: str, newer: str) -> bool:
+    """Whether ``older`` is ``newer`` or one of its ancestors."""
+    code, _, _ = plumb(["merge-base", "--is-ancestor", older, newer], cwd)
+    return code == 0
+
+
+def authors(cwd: Path | str, commits: Sequence[str]) -> dict[str, str]:
+    """Each commit's author, as ``Name <email>``."""
+    if not commits:
+        return {}
+    code, out, _ = plumb(["log", "--no-walk=unsorted", "--format=%H %an <%ae>", *commits], cwd)
+    lines = out.decode("utf-8", "replace").splitlines() if code == 0 else []
+    return dict(line.split(" ", 1) for line in lines if " " in line)
+
+
 def merge_parents(git_dir: Path) -> list[str]:
     """The other parents of a merge being committed (empty for an ordinary commit)."""
     try:
