@@ -455,15 +455,21 @@ def rule5_demotions(
     parents: Sequence[Side], staged: features.FeatureList, entries: Sequence[progress.Entry]
 ) -> list[Violation]:
     """A new demotion entry in the log comes with its demotion: the feature passed in a
-    parent and does not in the commit (else the entry would make a pass out of nothing for
+    parent — any parent: a merge demotes what the side it takes in marked passing — and
+    does not in the commit (else the entry would make a pass out of nothing for
     `remarks`)."""
     problems = []
     for entry in entries:
         if not entry.outcome.startswith(DEMOTED):
             continue
-        before = parent_feature(parents, entry.feature)
+        passed = any(
+            p.features is not None
+            and (before := p.features.get(entry.feature)) is not None
+            and before.passes
+            for p in parents
+        )
         after = staged.get(entry.feature)
-        if before is None or not before.passes or after is None or after.passes:
+        if not passed or after is None or after.passes:
             problems.append(
                 Violation(
                     Rule.LOGGED,
