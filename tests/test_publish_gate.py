@@ -59,10 +59,11 @@ def test_check_names_the_commit_that_broke_it(scaffold: Path) -> None:
 # -- the team case: two clones on a bare remote ------------------------------------------------
 
 
-def _team(scaffold: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+def _team(scaffold: Path, tmp_path: Path, *more: str) -> tuple[Path, Path, Path]:
     """A bare remote recording every value its main takes, and two clones of it; F001
-    (`test -f one.txt`) finished in the first and caught up in the second."""
-    shell_features(scaffold, "one.txt")
+    (`test -f one.txt`) finished in the first and caught up in the second (and F002…, `test
+    -f` each of ``more``, not yet)."""
+    shell_features(scaffold, "one.txt", *more)
     config = scaffold / ".shiftkit.toml"
     config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
     git_ok(scaffold, "commit", "-q", "-am", "Share claims through origin")
@@ -204,8 +205,8 @@ def test_a_break_repaired_before_the_push_is_demoted_where_it_fails(
         assert pushed.returncode != 0, pushed.output
         told = pushed.stderr
         assert git(two, "push", "-q", "origin", "main").returncode == 0
-    assert f"(was {breaking[:7]}) and passes again later: demoted there" in told, told
-    assert "re-marked at" in told
+    assert f"(was {breaking[:7]}), where the list marked it passing: demoted there" in told
+    assert "re-marked at" in told, told
     _never_lies(bare, tmp_path)
     _breaking_commit_demotes(bare, "Tidy up the files", breaking, exact=False)
     assert _passes(bare, "main")
@@ -213,6 +214,28 @@ def test_a_break_repaired_before_the_push_is_demoted_where_it_fails(
     assert message.startswith("Put the file back\n\nRe-marks F001 passing"), message
     log = git_ok(bare, "show", "main:claude-progress.txt")
     assert "re-marked passing (repaired)" in log.rsplit("demoted (regression)", 1)[1]
+    fresh = tmp_path / "fresh"
+    audited = shiftkit(fresh, "audit", "--reverify", "--isolated")
+    assert audited.returncode == 0, audited.output
+
+
+def test_a_finish_over_an_unpublished_break_publishes_no_lie(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Found by the property search: a plain commit breaks F001, then F002's `finish` on
+    top of it publishes both through its own push."""
+    bare, _, two = _team(scaffold, tmp_path, "two.txt")
+    _plain_commit(two, "Tidy up the files", remove="one.txt")
+    ok(two, "claim", "F002")
+    (two / "two.txt").write_text("two\n")
+    git_ok(two, "add", "two.txt")
+    finished = shiftkit(two, "finish", "-m", "two.txt exists")
+    assert finished.returncode == 0, finished.output
+    assert "claim released" in finished.stdout, finished.output
+    assert "before publishing (`shiftkit finish`)" not in finished.stdout  # (said as a line:)
+    assert "demoted there" in finished.stdout, finished.output
+    _never_lies(bare, tmp_path)
+    assert _passes(bare, "main", "F002") and not _passes(bare, "main")
     fresh = tmp_path / "fresh"
     audited = shiftkit(fresh, "audit", "--reverify", "--isolated")
     assert audited.returncode == 0, audited.output

@@ -14,19 +14,21 @@ from typing import NamedTuple
 
 from shiftkit.core import features
 from shiftkit.core.errors import Refused
-from shiftkit.edge import culprit, fold, gitio, regression, revisions, state, verify
+from shiftkit.edge import culprit, fold, gitio, parking, regression, revisions, state, verify
 from shiftkit.edge.context import Context, bookkeeping, short
 
 Say = Callable[[str], None]
 
 
 class Transient(NamedTuple):
-    """A feature that passes at the tip but fails at some commits before it, each marked
-    passing there: a break a later commit of the same push repaired."""
+    """A feature that fails at some unpublished commits before the tip whose lists mark it
+    passing, and not at the tip: a later commit of the push repaired the break
+    (``repaired``: it passes at the tip) or demoted it on top (`check`, `start`)."""
 
     feature: features.Feature
     commits: frozenset[str]
     outcome: verify.Outcome  # (one of those runs)
+    repaired: bool
 
 
 class Verdict(NamedTuple):
@@ -56,7 +58,8 @@ class Verdict(NamedTuple):
             ]
             + [
                 f"{t.feature.id} fails at {', '.join(sorted(short(c) for c in t.commits))} "
-                f"({t.outcome.summary()}) and passes again at {short(self.tip)}"
+                f"({t.outcome.summary()}), where the list marks it passing"
+                + (f"; it passes again at {short(self.tip)}" if t.repaired else "")
                 for t in self.transient
             ]
         )
@@ -178,8 +181,10 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
     passed = done + [job for job, outcome in results if outcome.ok]
     failed = {feature.id for feature, _ in failing}
     before = [c for c in changing(ctx, outgoing) if c.oid != tip]
-    still = [job for job in every if job.feature.id not in failed]
-    transient = _between(ctx, before, still, workers) if before and still else ()
+    listed = regression.jobs(feature_list, list(feature_list.table.ids), cfg.verify)
+    rest = [job for job in listed if job.feature.id not in failed]
+    passing = {job.feature.id for job in every}
+    transient = _between(ctx, before, rest, passing, workers) if before and rest else ()
     return Verdict(tip, tree, failing, blamed, passed, transient)
 
 
@@ -206,10 +211,12 @@ def _between(
     ctx: Context,
     before: Sequence[revisions.Commit],
     jobs: Sequence[regression.Job],
+    passing: set[str],
     workers: int,
 ) -> tuple[Transient, ...]:
-    """The features of ``jobs`` (passing at the tip) that fail at an unpublished commit
-    before it where its list marks them passing: at each such commit, those whose read set
+    """The features of ``jobs`` (not failing at the tip; ``passing`` there) that fail at an
+    unpublished commit before it where its list marks them passing: at each such commit,
+    those whose read set
     its tree touches (`readsets.affected_at`, against the tree each set was measured at,
     where it passed; unknown sets: every one) are verified there (cached by tree). A commit
     the rest pass at holds what they read where they passed (decision record 0083)."""
@@ -242,7 +249,7 @@ def _between(
         if not outcome.ok:
             failed.setdefault(job.feature.id, (set(), outcome))[0].add(oid)
     return tuple(
-        Transient(by_id[i].feature, frozenset(commits), outcome)
+        Transient(by_id[i].feature, frozenset(commits), outcome, i in passing)
         for i, (commits, outcome) in failed.items()
     )
 
@@ -272,6 +279,8 @@ class Published(NamedTuple):
     def said(self, verdict: Verdict) -> str:
         """ "F001 fails at …: demoted F001 in 1234567 …"."""
         ids = ", ".join(feature.id for feature, _ in verdict.failing)
+        if self.folded is None and self.told:
+            return self.told
         if self.folded is None:
             why = f" ({self.why_on_top})" if self.why_on_top else ""
             return f"{verdict.text()}: demoted {ids} in {short(self.head)}, on top{why}"
@@ -323,6 +332,7 @@ def demote_where_broken(
             ctx, verdict, where, f"the branch could not be moved: {gitmsg.detail(moved.stderr)}"
         )
     state.add_demoted(ctx.git_dir, [feature.id for feature, _ in verdict.failing])
+    parking.remap(ctx.git_dir, folded.rewritten)
     outcomes = {f.id: o for f, o in verdict.failing} | {
         t.feature.id: t.outcome for t in verdict.transient
     }
@@ -334,16 +344,22 @@ def demote_where_broken(
 
 
 def _on_top(ctx: Context, verdict: Verdict, where: str, why: str) -> Published:
-    """The demotion as one commit on top, when the commits cannot be written again; a break
-    repaired before the tip cannot be demoted there: refused, saying what a person does."""
-    if verdict.transient:
-        ids = ", ".join(t.feature.id for t in verdict.transient)
+    """The demotion as one commit on top, when the commits cannot be written again (a
+    break an earlier demotion on top already answers needs nothing more); a break repaired
+    before the tip cannot be demoted there: refused, saying what a person does."""
+    repaired = [t for t in verdict.transient if t.repaired]
+    if repaired:
+        ids = ", ".join(t.feature.id for t in repaired)
         raise Refused(
             f"{verdict.text()}; the commits cannot be written again with {ids} demoted "
             f"where it fails ({why or 'the list or the log has uncommitted changes'}): "
             f"a person squashes them into one (`git reset --soft` to the remote's branch, "
             f"then `git commit`) and publishes again"
         )
+    if not verdict.failing:
+        ids = ", ".join(t.feature.id for t in verdict.transient)
+        told = f"{verdict.text()}; {ids} is demoted on top already ({why})"
+        return Published(verdict.tip, None, why, told)
     return Published(demote(ctx, verdict, where), None, why)
 
 
@@ -357,7 +373,8 @@ def _entries(verdict: Verdict, where: str) -> fold.Entries:
     outcomes = {f.id: o for f, o in verdict.failing} | {
         t.feature.id: t.outcome for t in verdict.transient
     }
-    repaired = {t.feature.id for t in verdict.transient}
+    repaired = {t.feature.id for t in verdict.transient if t.repaired}
+    demoted_later = {t.feature.id for t in verdict.transient if not t.repaired}
 
     def entry(feature_id: str, kind: str, oid: str, parent: str) -> str:
         if kind == fold.REMARKS:
@@ -372,6 +389,8 @@ def _entries(verdict: Verdict, where: str) -> fold.Entries:
         who = verdict.blamed.get(feature_id)
         if feature_id in repaired:
             told = "fails at this commit, and passes again at a later one of this push"
+        elif feature_id in demoted_later:
+            told = "fails at this commit; a later one of this push demotes it on top"
         elif who is not None and who.exact and who.commit == oid:
             told = "first fails at this commit" + (
                 f" (last passed at {short(who.since)})" if who.since else ""
@@ -398,8 +417,9 @@ def _told(
     at = f"{short(folded.rewritten.get(old, old))} {subject!r} (was {short(old)}"
     if demotion.only is not None:
         again = ", ".join(sorted(short(c) for c in folded.remarked_at(demotion.feature_id)))
-        return f"{demotion.feature_id} fails at {at}) and passes again later: demoted there" + (
-            f", re-marked at {again}" if again else ""
+        return (
+            f"{demotion.feature_id} fails at {at}), where the list marked it passing: "
+            f"demoted there" + (f", re-marked at {again}, where it passes again" if again else "")
         )
     if who is not None and who.exact and who.commit == old:
         since = f"; last passed at {short(who.since)}" if who.since else ""
@@ -491,20 +511,26 @@ def workers() -> int:
 # -- the two places that publish ------------------------------------------------------------
 
 
-def gate_outgoing(ctx: Context, name: str, tracking: str, say: Say, jobs: int | None) -> None:
-    """`sync`'s step before it pushes: HEAD judged against the remote's branch as just
-    fetched (``tracking``); what fails is demoted at HEAD, and the push publishes it."""
+def gate_outgoing(
+    ctx: Context,
+    tracking: str,
+    say: Say,
+    jobs: int | None,
+    where: str = "before publishing (`shiftkit sync`)",
+) -> dict[str, str]:
+    """The step of `sync` and `finish` before they push: HEAD judged against the remote's
+    branch as just fetched (``tracking``); what fails is demoted where it broke, and the
+    push publishes it. Returns the commits written again (old id -> new id)."""
     head = gitio.head_oid(ctx.root)
     if head is None:
-        return
+        return {}
     there = gitio.refs(ctx.root, tracking).get(tracking)
     verdict = judge(ctx, head, [there] if there else [], jobs or workers())
     if verdict is None or not verdict.broken:
-        return
-    published = demote_where_broken(
-        ctx, verdict, [there] if there else [], "before publishing (`shiftkit sync`)"
-    )
+        return {}
+    published = demote_where_broken(ctx, verdict, [there] if there else [], where)
     say(f"{published.said(verdict)}, published with this push")
+    return published.folded.rewritten if published.folded is not None else {}
 
 
 class Update(NamedTuple):
@@ -534,6 +560,8 @@ def gate_push(ctx: Context, updates: Sequence[Update], held: Sequence[str]) -> s
             published = demote_where_broken(ctx, verdict, held, "before publishing (pre-push)")
         except Refused as refused:
             return f"push refused: {verdict.text()}, and {_why_not(refused.message)}"
+        if published.head == update.local:
+            continue  # (nothing to write: answered on top already)
         return f"push refused: {published.said(verdict)} on {branch}: push again to publish it"
     return None
 

@@ -457,8 +457,11 @@ def rule5_demotions(
     """A new demotion entry in the log comes with its demotion: the feature passed in a
     parent — any parent: a merge demotes what the side it takes in marked passing — and
     does not in the commit (else the entry would make a pass out of nothing for
-    `remarks`)."""
+    `remarks`). An entry about a feature a parent's log already tells was demoted adds
+    nothing `remarks` could use (a demotion on top of one folded into an earlier commit,
+    decision record 0083)."""
     problems = []
+    told: set[str] | None = None
     for entry in entries:
         if not entry.outcome.startswith(DEMOTED):
             continue
@@ -468,6 +471,10 @@ def rule5_demotions(
             and before.passes
             for p in parents
         )
+        if not passed:
+            if told is None:
+                told = earned_before([text for p in parents for text in (p.log, p.archive)])
+            passed = entry.feature in told
         after = staged.get(entry.feature)
         if not passed or after is None or after.passes:
             problems.append(
