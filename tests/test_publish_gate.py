@@ -59,10 +59,11 @@ def test_check_names_the_commit_that_broke_it(scaffold: Path) -> None:
 # -- the team case: two clones on a bare remote ------------------------------------------------
 
 
-def _team(scaffold: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+def _team(scaffold: Path, tmp_path: Path, *more: str) -> tuple[Path, Path, Path]:
     """A bare remote recording every value its main takes, and two clones of it; F001
-    (`test -f one.txt`) finished in the first and caught up in the second."""
-    shell_features(scaffold, "one.txt")
+    (`test -f one.txt`) finished in the first and caught up in the second (and F002…, `test
+    -f` each of ``more``, not yet)."""
+    shell_features(scaffold, "one.txt", *more)
     config = scaffold / ".shiftkit.toml"
     config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
     git_ok(scaffold, "commit", "-q", "-am", "Share claims through origin")
@@ -86,37 +87,82 @@ def _team(scaffold: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
 
 
 def _never_lies(bare: Path, tmp_path: Path) -> list[str]:
-    """Every value the remote's main took, checked in a fresh clone: F001 marked passing
-    only where its verifier (`test -f one.txt`) passes. Returns those values, oldest first."""
+    """Every commit the remote's main received — each value it took and every commit they
+    reach — checked in a fresh clone: F001 marked passing only where its verifier (`test -f
+    one.txt`) passes (decision record 0083: not only at the tips). Returns the values main
+    took, oldest first."""
     fresh = tmp_path / "fresh"
     git_ok(tmp_path, "clone", "-q", str(bare), str(fresh))
     tips = git_ok(bare, "reflog", "show", "--format=%H", "refs/heads/main").split()[::-1]
     assert tips, "the remote recorded no update of main"
-    for tip in tips:
-        has_file = git(fresh, "cat-file", "-e", f"{tip}:one.txt").returncode == 0
-        assert has_file or not _passes(fresh, tip), f"main at {tip[:7]} says F001 passes"
+    for commit in git_ok(fresh, "rev-list", *tips).split():
+        has_file = git(fresh, "cat-file", "-e", f"{commit}:one.txt").returncode == 0
+        assert has_file or not _passes(fresh, commit), f"main's {commit[:7]} says F001 passes"
     return tips
 
 
-def test_sync_publishes_the_demotion_with_the_breaking_commit(
-    scaffold: Path, tmp_path: Path
-) -> None:
+def _breaking_commit_demotes(bare: Path, subject: str, old: str, exact: bool = True) -> str:
+    """The commit of the remote's main with ``subject`` is the one shiftkit wrote again from
+    ``old``: the same message, author and dates, F001 demoted there and its log entry saying
+    so. Returns it."""
+    listing = git_ok(bare, "log", "--format=%H %s", "main").splitlines()
+    [new] = [line.split()[0] for line in listing if line.split(" ", 1)[1] == subject]
+    assert new != old
+    shown = "%an %ae %ad %cn %ce %cd%n%B"
+    assert git_ok(bare, "show", "-s", f"--format={shown}", new) == git_ok(
+        bare.parent / "two", "show", "-s", f"--format={shown}", old
+    )
+    assert not _passes(bare, new) and _passes(bare, f"{new}^")
+    log = git_ok(bare, "show", f"{new}:claude-progress.txt")
+    entry = log.rsplit("demoted (regression)", 1)[1]
+    if exact:
+        assert "it first fails at this commit (last passed at" in entry, entry
+    else:
+        assert "it fails at this commit, and passes again at a later one" in entry, entry
+    return new
+
+
+def test_sync_publishes_the_demotion_in_the_breaking_commit(scaffold: Path, tmp_path: Path) -> None:
     bare, _, two = _team(scaffold, tmp_path)
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    _plain_commit(two, "Add notes", write="notes.md")
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    new = _breaking_commit_demotes(bare, "Tidy up the files", breaking)
+    said = f"{FEATURE} first fails at {new[:7]} 'Tidy up the files' (was {breaking[:7]}"
+    assert said in synced.stdout, synced.stdout
+    assert "2 unpublished commits written again" in synced.stdout
+    assert "published with this push" in synced.stdout
+    assert git_ok(bare, "rev-parse", "main") == git_ok(two, "rev-parse", "HEAD")
+    assert git_ok(bare, "log", "-1", "--format=%s", "main").strip() == "Add notes"
+    tips = _never_lies(bare, tmp_path)
+    assert not _passes(bare, tips[-1])
+    assert "shiftkit: shiftkit:" not in synced.output
+    assert git_ok(two, "status", "--porcelain") == ""
+    # The rewritten commits are judged like any: a fresh clone's audit accepts them.
+    fresh = tmp_path / "fresh"
+    audited = shiftkit(fresh, "audit", "--reverify", "--isolated")
+    assert audited.returncode == 0, audited.output
+
+
+def test_a_break_under_a_sync_merge_is_demoted_in_both(scaffold: Path, tmp_path: Path) -> None:
+    """The trial's case: a plain commit breaks F001 while the remote moved on; sync merges.
+    The breaking commit and the merge above it are both written with F001 demoted."""
+    bare, one, two = _team(scaffold, tmp_path)
+    _plain_commit(one, "Add a spare file", write="spare.txt")
+    git_ok(one, "push", "-q", "origin", "main")
     breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
     synced = shiftkit(two, "sync")
     assert synced.returncode == 0, synced.output
-    assert f"{FEATURE} fails at {breaking[:7]}" in synced.stdout
-    assert f"first fails at {breaking[:7]} 'Tidy up the files'" in synced.stdout
-    assert "published with this push" in synced.stdout
-    assert git_ok(bare, "rev-parse", "main") == git_ok(two, "rev-parse", "HEAD")
-    tips = _never_lies(bare, tmp_path)
-    assert not _passes(bare, tips[-1])
-    message = git_ok(bare, "log", "-1", "--format=%B", "main")
-    assert f"{FEATURE} first fails at {breaking[:7]}" in message
-    assert "shiftkit: shiftkit:" not in synced.output
+    assert "merged and pushed" in synced.stdout, synced.stdout
+    new = _breaking_commit_demotes(bare, "Tidy up the files", breaking)
+    merge = git_ok(bare, "rev-parse", "main").strip()
+    assert git_ok(bare, "rev-parse", f"{merge}^1").strip() == new
+    assert not _passes(bare, merge)
+    _never_lies(bare, tmp_path)
 
 
-def test_a_plain_git_push_commits_the_demotion_and_asks_to_push_again(
+def test_a_plain_git_push_demotes_in_the_breaking_commit_and_asks_to_push_again(
     scaffold: Path, tmp_path: Path
 ) -> None:
     bare, _, two = _team(scaffold, tmp_path)
@@ -127,16 +173,92 @@ def test_a_plain_git_push_commits_the_demotion_and_asks_to_push_again(
     assert pushed.returncode != 0, pushed.output
     said = [line for line in pushed.stderr.splitlines() if line.startswith("shiftkit:")]
     assert len(said) == 1, pushed.stderr
-    assert f"{FEATURE} fails at {breaking[:7]}" in said[0]
-    assert f"first fails at {breaking[:7]}" in said[0] and "push again" in said[0]
+    new = git_ok(two, "rev-parse", "HEAD").strip()
+    assert f"{FEATURE} first fails at {new[:7]} 'Tidy up the files' (was {breaking[:7]}" in said[0]
+    assert "push again" in said[0]
     assert git_ok(bare, "rev-parse", "main") == before  # nothing published
-    assert git_ok(two, "rev-parse", "HEAD^").strip() == breaking  # the demotion, on top
+    assert git_ok(two, "rev-parse", "HEAD^") == git_ok(two, "rev-parse", f"{breaking}^")
     assert not _passes(two, "HEAD")
     assert (two / "scratch.py").read_text() == "work in progress\n"
     again = git(two, "push", "-q", "origin", "main")
     assert again.returncode == 0, again.output
     tips = _never_lies(bare, tmp_path)
-    assert tips[-1] == git_ok(two, "rev-parse", "HEAD").strip()
+    assert tips[-1] == new
+    _breaking_commit_demotes(bare, "Tidy up the files", breaking)
+
+
+@pytest.mark.parametrize("how", ["sync", "push"])
+def test_a_break_repaired_before_the_push_is_demoted_where_it_fails(
+    scaffold: Path, tmp_path: Path, how: str
+) -> None:
+    """The tip passes, but a commit before it does not: that commit is written with F001
+    demoted, and the repair after it re-marks F001 (an entry, and its message names it)."""
+    bare, _, two = _team(scaffold, tmp_path)
+    breaking = _plain_commit(two, "Tidy up the files", remove="one.txt")
+    _plain_commit(two, "Put the file back", write="one.txt")
+    if how == "sync":
+        said = shiftkit(two, "sync")
+        assert said.returncode == 0, said.output
+        told = said.stdout
+    else:
+        pushed = git(two, "push", "-q", "origin", "main")
+        assert pushed.returncode != 0, pushed.output
+        told = pushed.stderr
+        assert git(two, "push", "-q", "origin", "main").returncode == 0
+    assert f"(was {breaking[:7]}), where the list marked it passing: demoted there" in told
+    assert "re-marked at" in told, told
+    _never_lies(bare, tmp_path)
+    _breaking_commit_demotes(bare, "Tidy up the files", breaking, exact=False)
+    assert _passes(bare, "main")
+    message = git_ok(bare, "log", "-1", "--format=%B", "main")
+    assert message.startswith("Put the file back\n\nRe-marks F001 passing"), message
+    log = git_ok(bare, "show", "main:claude-progress.txt")
+    assert "re-marked passing (repaired)" in log.rsplit("demoted (regression)", 1)[1]
+    fresh = tmp_path / "fresh"
+    audited = shiftkit(fresh, "audit", "--reverify", "--isolated")
+    assert audited.returncode == 0, audited.output
+
+
+def test_a_finish_over_an_unpublished_break_publishes_no_lie(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Found by the property search: a plain commit breaks F001, then F002's `finish` on
+    top of it publishes both through its own push."""
+    bare, _, two = _team(scaffold, tmp_path, "two.txt")
+    _plain_commit(two, "Tidy up the files", remove="one.txt")
+    ok(two, "claim", "F002")
+    (two / "two.txt").write_text("two\n")
+    git_ok(two, "add", "two.txt")
+    finished = shiftkit(two, "finish", "-m", "two.txt exists")
+    assert finished.returncode == 0, finished.output
+    assert "claim released" in finished.stdout, finished.output
+    assert "before publishing (`shiftkit finish`)" not in finished.stdout  # (said as a line:)
+    assert "demoted there" in finished.stdout, finished.output
+    _never_lies(bare, tmp_path)
+    assert _passes(bare, "main", "F002") and not _passes(bare, "main")
+    fresh = tmp_path / "fresh"
+    audited = shiftkit(fresh, "audit", "--reverify", "--isolated")
+    assert audited.returncode == 0, audited.output
+
+
+def test_a_signed_breaking_commit_is_demoted_on_top(scaffold: Path, tmp_path: Path) -> None:
+    """A commit written again would lose its signature: the demotion then comes on top, as
+    before, and says why."""
+    import subprocess
+
+    bare, _, two = _team(scaffold, tmp_path)
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    git_ok(two, "config", "gpg.format", "ssh")
+    git_ok(two, "config", "user.signingkey", str(key))
+    git_ok(two, "rm", "-q", "one.txt")
+    git_ok(two, "commit", "-q", "-S", "-m", "Tidy up the files")
+    breaking = git_ok(two, "rev-parse", "HEAD").strip()
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert f"commit {breaking[:7]} is signed" in synced.stdout, synced.stdout
+    assert git_ok(two, "rev-parse", "HEAD^").strip() == breaking
+    assert not _passes(bare, "main")
 
 
 def test_a_push_that_cannot_commit_the_demotion_is_refused_in_one_line(
@@ -322,11 +444,11 @@ def test_a_claim_trailer_on_a_plain_commit_buys_no_trust(
     if how == "sync":
         synced = shiftkit(two, "sync")
         assert synced.returncode == 0, synced.output
-        assert f"{FEATURE} fails at {breaking[:7]}" in synced.stdout
+        assert f"(was {breaking[:7]}" in synced.stdout
     else:
         pushed = git(two, "push", "-q", "origin", "main")
         assert pushed.returncode != 0, pushed.output
-        assert f"{FEATURE} fails at {breaking[:7]}" in pushed.stderr
+        assert f"(was {breaking[:7]}" in pushed.stderr
         assert git(two, "push", "-q", "origin", "main").returncode == 0
     tips = _never_lies(bare, tmp_path)
     assert not _passes(bare, tips[-1])

@@ -8,14 +8,13 @@ only once its finishing commit is on the remote's branch.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import NamedTuple
 
 from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
-from shiftkit.edge import claims, gitio, ledger, refused_update, remote, session, state
+from shiftkit.edge import claims, gitio, ledger, parking, refused_update, remote, session, state
 from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
 
@@ -571,37 +570,15 @@ def confirm_held(ctx: Context, held: LocalClaim) -> None:
 # -- after a finish or revert commit: done means on the remote ------------------------------
 
 
-class Parked(NamedTuple):
-    """A claim whose unit is committed here but not yet on the remote's branch."""
-
-    feature: str
-    oid: str
-    commit: str
-
-
-PARKED = "parked-claims.json"
-
-
-def _parked_path(ctx: Context) -> Path:
-    return state.worktree_state(ctx.git_dir) / PARKED
+Parked = parking.Parked
 
 
 def parked(ctx: Context) -> list[Parked]:
-    rows = state.read_json(_parked_path(ctx))
-    if not isinstance(rows, list):
-        return []
-    return [
-        Parked(*row)
-        for row in rows
-        if isinstance(row, list) and len(row) == 3 and all(isinstance(x, str) for x in row)
-    ]
+    return parking.read(ctx.git_dir)
 
 
 def _save_parked(ctx: Context, rows: list[Parked]) -> None:
-    if rows:
-        state.write_json(_parked_path(ctx), [list(row) for row in rows])
-    else:
-        _parked_path(ctx).unlink(missing_ok=True)
+    parking.save(ctx.git_dir, rows)
 
 
 def let_go(ctx: Context, held: LocalClaim, commit: str) -> tuple[str | None, str]:
@@ -700,7 +677,7 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
         )
     how = catch_up(ctx, name, branch, say, jobs=jobs)
     recorded = _publish_waiting_usage(ctx)
-    outgoing.gate_outgoing(ctx, name, tracking, say, jobs)  # (decision record 0056)
+    outgoing.gate_outgoing(ctx, tracking, say, jobs)  # (decision records 0056, 0083)
     if how in ("pushed to", "merged and pushed to"):
         problem = remote.push_branch(ctx.root, name, branch)
         if problem is not None:

@@ -24,9 +24,11 @@ def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
     are now. The story is told in its order: a push that lost a race is said as the race
     (the remote moved on), not as a refusal first; a recovery that fails says why (the
     sync's reason) and that the commit is not on the remote."""
-    said, ending = claiming.let_go(ctx, held, head)
     name = ctx.config.claims.remote
     branch = gitio.branch(ctx.root)
+    if name and branch:
+        head = _gate(ctx, name, branch, head, say)
+    said, ending = claiming.let_go(ctx, held, head)
     for _ in range(RETRIES):
         if not name or not branch or not _waiting(ctx, held) or not _raced(ctx, name, branch):
             break
@@ -51,6 +53,31 @@ def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
     if said is not None:
         say(said)
     return ending
+
+
+def _gate(ctx: Context, name: str, branch: str, head: str, say: Say) -> str:
+    """The publish gate before the push, as `sync` runs it (decision records 0056, 0083):
+    the commits under ``head`` that the remote lacks — a plain commit before the claim, a
+    demotion on top of it — are judged, and what lies is demoted where it broke, so the
+    pre-push hook need not refuse the push to do it. Returns the commit to push (``head``
+    written again, or as it was). A fetch that fails leaves it to the pre-push hook."""
+    from shiftkit.commands import outgoing
+
+    tracking = f"refs/remotes/{name}/{branch}"
+    fetched = gitio.run(
+        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
+        ctx.root,
+        check=False,
+    )
+    if fetched.returncode != 0:
+        return head
+    where = "before publishing (`shiftkit finish`)"
+    try:
+        rewritten = outgoing.gate_outgoing(ctx, tracking, say, None, where)
+    except ShiftkitError as exc:  # (the pre-push hook refuses the push with it, too)
+        say(exc.message.removeprefix("shiftkit: "))
+        return head
+    return rewritten.get(head, head)
 
 
 def _waiting(ctx: Context, held: LocalClaim) -> bool:

@@ -241,6 +241,15 @@ def append(text: str, entry_text: str) -> str:
     return text + entry_text
 
 
+def insert(text: str, position: int, entry_text: str) -> str:
+    """The log with one more entry after its first ``position`` characters (the log as it
+    was at an earlier commit, of which ``text`` is an append): what follows is kept, after a
+    blank line. The log of each later commit then stays an append of the one before it."""
+    head = append(text[:position], entry_text)
+    rest = text[position:].lstrip("\n")
+    return append(head, rest) if rest else head
+
+
 def merge(base: str, ours: str, theirs: str) -> str:
     """Three versions of the log merged entry by entry (git's merge driver, decision records
     0046 and 0066): every entry of ours, and each entry theirs added (not in the base) that

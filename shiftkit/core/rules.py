@@ -456,15 +456,28 @@ def rule5_demotions(
     parents: Sequence[Side], staged: features.FeatureList, entries: Sequence[progress.Entry]
 ) -> list[Violation]:
     """A new demotion entry in the log comes with its demotion: the feature passed in a
-    parent and does not in the commit (else the entry would make a pass out of nothing for
-    `remarks`)."""
+    parent — any parent: a merge demotes what the side it takes in marked passing — and
+    does not in the commit (else the entry would make a pass out of nothing for
+    `remarks`). An entry about a feature a parent's log already tells was demoted adds
+    nothing `remarks` could use (a demotion on top of one folded into an earlier commit,
+    decision record 0083)."""
     problems = []
+    told: set[str] | None = None
     for entry in entries:
         if not entry.outcome.startswith(DEMOTED):
             continue
-        before = parent_feature(parents, entry.feature)
+        passed = any(
+            p.features is not None
+            and (before := p.features.get(entry.feature)) is not None
+            and before.passes
+            for p in parents
+        )
+        if not passed:
+            if told is None:
+                told = earned_before([text for p in parents for text in (p.log, p.archive)])
+            passed = entry.feature in told
         after = staged.get(entry.feature)
-        if before is None or not before.passes or after is None or after.passes:
+        if not passed or after is None or after.passes:
             problems.append(
                 Violation(
                     Rule.LOGGED,

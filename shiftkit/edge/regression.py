@@ -341,6 +341,22 @@ def blame(
     return found
 
 
+DEMOTED_OUTCOME = "demoted (regression)"  # (rules.DEMOTED begins it)
+
+
+def demotion_entry(
+    feature_id: str, outcome: verify.Outcome, where: str, who: str, base: str
+) -> str:
+    """The log entry of one demotion: where it was re-verified and failed, who broke it
+    (``who``: "first fails at …", or ""), and the verifier's last lines."""
+    body = (
+        f"re-verified {where} and failed ({outcome.summary()}): "
+        f"demoted to not passing; {f'it {who}; ' if who else ''}repair it first.\n"
+        + "\n".join(f"    {line}" for line in outcome.last_lines(5, 600).splitlines())
+    )
+    return progress.format_entry(log_time(), feature_id, DEMOTED_OUTCOME, base, body)
+
+
 def demote(
     ctx: Context,
     failing: Sequence[tuple[features.Feature, verify.Outcome]],
@@ -374,14 +390,8 @@ def demote(
         who = blamed.get(feature.id)
         if who is not None:
             named.append(f"{feature.id} {who.text()}.")
-        body = (
-            f"re-verified {where} and failed ({outcome.summary()}): "
-            f"demoted to not passing; {f'it {who.text()}; ' if who else ''}repair it first.\n"
-            + "\n".join(f"    {line}" for line in outcome.last_lines(5, 600).splitlines())
-        )
         log_text = progress.append(
-            log_text,
-            progress.format_entry(log_time(), feature.id, "demoted (regression)", base, body),
+            log_text, demotion_entry(feature.id, outcome, where, who.text() if who else "", base)
         )
     write_features(ctx, updated)
     write_log(ctx, log_text, features.blocked_ids(updated))
