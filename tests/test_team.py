@@ -50,7 +50,10 @@ def test_the_refusal_names_the_claims_that_block(scaffold: Path, tmp_path: Path)
     git_ok(tmp_path, "clone", "-q", str(tmp_path / "remote.git"), str(tmp_path / "five"))
     five = tmp_path / "five"
     ok(five, "install-hooks", "--force")
-    assert "no feature can be claimed" in ok(five, "start", "--brief", "--no-check")
+    brief = ok(five, "start", "--brief", "--no-check")
+    assert "no feature can be claimed now — claimed: F000 (session sess-one of clone" in brief
+    assert "F001 (session sess-two of clone" in brief  # (the brief names the holders too)
+    assert "end it (its usage counts as coordination)" in brief
     refused = shiftkit(five, "claim")
     assert refused.returncode == 1, refused.output
     line = refused.stderr

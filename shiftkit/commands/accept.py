@@ -96,15 +96,9 @@ def _tip(ctx: Context, name: str, branch: str) -> tuple[str, str]:
             raise BadInput("this branch has no commit yet: there is nothing to accept")
         return head, branch
     remote.require_remote(ctx.root, name)
-    tracking = f"refs/remotes/{name}/{branch}"
-    fetched = gitio.run(
-        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
-        ctx.root,
-        check=False,
-    )
-    if fetched.returncode != 0:
-        raise remote.Unreachable(name, f"fetch {branch}", fetched.stderr)
-    there = gitio.refs(ctx.root, tracking).get(tracking)
+    tracking = remote.tracking_ref(name, branch)
+    fetched = remote.fetch_branch(ctx.root, name, branch, require_answer=True)
+    there = gitio.refs(ctx.root, tracking).get(tracking) if fetched else None
     if there is None:
         raise Refused(f"{name} has no branch {branch}; there is nothing to accept there")
     return there, f"{name}/{branch}"

@@ -400,20 +400,20 @@ def render(findings: list[Finding], checked: int) -> str:
     return "\n".join(lines)
 
 
+def _violation_row(finding: Finding, violation: rules.Violation) -> dict[str, Any]:
+    return {
+        "commit": finding.commit,
+        "subject": finding.subject,
+        "rule": violation.rule,
+        "feature": violation.feature,
+        "message": violation.message,
+    }
+
+
 def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
     return {
         "checked": checked,
-        "violations": [
-            {
-                "commit": f.commit,
-                "subject": f.subject,
-                "rule": v.rule,
-                "feature": v.feature,
-                "message": v.message,
-            }
-            for f in findings
-            for v in f.violations
-        ],
+        "violations": [_violation_row(f, v) for f in findings for v in f.violations],
         "overrides": [
             {
                 "commit": f.commit,
@@ -430,14 +430,7 @@ def as_json(findings: list[Finding], checked: int) -> dict[str, Any]:
             if f.person_actions
         ],
         "accepted": [
-            {
-                "commit": f.commit,
-                "subject": f.subject,
-                "rule": v.rule,
-                "feature": v.feature,
-                "message": v.message,
-                "accepted_by": f.accepted_by,
-            }
+            {**_violation_row(f, v), "accepted_by": f.accepted_by}
             for f in findings
             for v in f.accepted
         ],

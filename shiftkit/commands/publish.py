@@ -9,7 +9,7 @@ from collections.abc import Callable
 from shiftkit.commands import claims as claiming
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import ShiftkitError
-from shiftkit.edge import gitio
+from shiftkit.edge import gitio, remote
 from shiftkit.edge.context import Context
 
 Say = Callable[[str], None]
@@ -63,14 +63,9 @@ def _gate(ctx: Context, name: str, branch: str, head: str, say: Say) -> str:
     written again, or as it was). A fetch that fails leaves it to the pre-push hook."""
     from shiftkit.commands import outgoing
 
-    tracking = f"refs/remotes/{name}/{branch}"
-    fetched = gitio.run(
-        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
-        ctx.root,
-        check=False,
-    )
-    if fetched.returncode != 0:
+    if not remote.fetch_branch(ctx.root, name, branch):
         return head
+    tracking = remote.tracking_ref(name, branch)
     where = "before publishing (`shiftkit finish`)"
     try:
         rewritten = outgoing.gate_outgoing(ctx, tracking, say, None, where)
@@ -88,13 +83,8 @@ def _waiting(ctx: Context, held: LocalClaim) -> bool:
 def _raced(ctx: Context, name: str, branch: str) -> bool:
     """Whether the remote's branch holds commits this one lacks (fetched now): a push lost
     to another clone's, which a sync can catch up with — not a refusal to wait out."""
-    tracking = f"refs/remotes/{name}/{branch}"
-    fetched = gitio.run(
-        ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
-        ctx.root,
-        check=False,
-    )
-    if fetched.returncode != 0:
+    if not remote.fetch_branch(ctx.root, name, branch):
         return False
+    tracking = remote.tracking_ref(name, branch)
     behind = gitio.run(["merge-base", "--is-ancestor", tracking, "HEAD"], ctx.root, check=False)
     return behind.returncode == 1

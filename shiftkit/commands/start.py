@@ -437,6 +437,9 @@ def gather(
         claim=_claim_view(own, feature_list, ctx, amounts.steps),
         repair_first=tuple(repair),
         next=_feature_view(chosen, cfg.verify, amounts.steps) if chosen else None,
+        why_none=""
+        if chosen or own
+        else upcoming.blockers(view.feature_list, view.taken, view.done_there),
         after=tuple(
             orientation.Upcoming(f.id, orientation.clip(f.description, 100)) for f in after
         ),

@@ -137,6 +137,7 @@ class StartData:
     claim: ClaimView | None = None
     repair_first: tuple[str, ...] = ()
     next: FeatureView | None = None
+    why_none: str = ""  # with no next: what keeps each open feature (`upcoming.blockers`)
     after: tuple[Upcoming, ...] = ()
     blocked: tuple[BlockedView, ...] = ()
     claims: tuple[ClaimRow, ...] = ()
@@ -419,8 +420,15 @@ def _todo(data: StartData) -> list[Section]:
     if data.all_pass:
         return [Section((clip(data.total_features_message, 200),))]
     if data.next is None:
+        why = data.why_none or "the open ones are blocked, claimed or waiting"
         return [
-            Section(("no feature can be claimed: the open ones are blocked, claimed or waiting",))
+            Section((clip(f"no feature can be claimed now — {why}", 600),)),
+            Section(
+                (
+                    "then: nothing to take in this session; end it (its usage counts as "
+                    "coordination), or `shiftkit sync` and `shiftkit start` again later",
+                )
+            ),
         ]
     lines = []
     if data.repair_first:
