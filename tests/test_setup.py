@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import flip, git, git_ok, shiftkit, use_shims, write
+from conftest import BIN_DIR, FEATURES, flip, git, git_ok, ok, shiftkit, use_shims, write
 
 HOOKS = ("pre-commit", "commit-msg", "reference-transaction", "pre-push")
 
@@ -53,7 +56,7 @@ def test_a_fresh_clone_warns_until_setup_and_setup_runs_once(
     for name in HOOKS:
         assert (clone / ".git" / "hooks" / name).is_file(), name
     driver = git_ok(clone, "config", "merge.shiftkit-features.driver")
-    assert driver.strip() == "shiftkit merge-features %O %A %B"
+    assert driver.strip() == "sh .shiftkit/hook merge-features %O %A %B"
     state = hooks_state(clone)
 
     again = shiftkit(clone, "setup")
@@ -199,3 +202,86 @@ def test_setup_rewrites_a_shim_from_before_python_dash_p(scaffold: Path) -> None
     assert shim.read_text() == current
     git_ok(scaffold, "update-ref", "-d", "refs/heads/probe")
     assert not (scaffold / "planted-ran").exists()
+
+
+PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
+
+
+def path_without_shiftkit() -> str:
+    """PATH as a shell without the venv has it: git and sh are found, shiftkit is not."""
+    entries = [
+        entry
+        for entry in os.environ["PATH"].split(os.pathsep)
+        if entry and Path(entry) != BIN_DIR and not (Path(entry) / "shiftkit").exists()
+    ]
+    path = os.pathsep.join(entries)
+    assert shutil.which("git", path=path) and shutil.which("sh", path=path)
+    assert shutil.which("shiftkit", path=path) is None
+    return path
+
+
+def add_feature_on(repo: Path, branch: str, start: str, feature_id: str, name: str) -> None:
+    git_ok(repo, "checkout", "-q", "-b", branch, start)
+    ok(repo, "add", "--id", feature_id, "--description", f"{name} exists", "--step", "s")
+    git_ok(repo, *PAST_ALL_HOOKS, "commit", "-q", "-am", f"Add the feature {name}")
+
+
+@pytest.mark.parametrize("where", ["clone, git -C", "linked worktree, a subfolder"])
+def test_a_merge_of_the_feature_list_runs_shiftkit_off_path(
+    scaffold: Path, tmp_path: Path, where: str
+) -> None:
+    """Two branches that each append a feature to features.json: a plain text merge
+    conflicts, shiftkit's driver merges them. With the venv not on PATH, a driver that
+    named `shiftkit` was not found and git said CONFLICT with no markers to resolve."""
+    clone = clone_of(scaffold, tmp_path)
+    assert shiftkit(clone, "setup").returncode == 0
+    start = git_ok(clone, "rev-parse", "HEAD").strip()
+    add_feature_on(clone, "side", start, "F010", "side.txt")
+    add_feature_on(clone, "other", start, "F020", "other.txt")
+    if where.startswith("clone"):
+        repo, cwd = clone, tmp_path
+        prefix: tuple[str, ...] = ("-C", str(clone))
+    else:
+        repo = tmp_path / "linked"
+        git_ok(clone, "checkout", "-q", start)
+        git_ok(clone, "worktree", "add", "-q", str(repo), "other")
+        cwd, prefix = write(repo / "sub" / "x", "").parent, ()
+    env = {"PATH": path_without_shiftkit()}
+    merged = git(cwd, *prefix, *PAST_ALL_HOOKS, "merge", "-q", "--no-edit", "side", env=env)
+    assert merged.returncode == 0, merged.output
+    descriptions = [
+        item["description"] for item in json.loads((repo / FEATURES).read_text())["features"]
+    ]
+    assert "side.txt exists" in descriptions and "other.txt exists" in descriptions
+
+
+def test_setup_rewrites_a_driver_that_looks_shiftkit_up_on_path(scaffold: Path) -> None:
+    key = "merge.shiftkit-features.driver"
+    git_ok(scaffold, "config", key, "shiftkit merge-features %O %A %B")  # (as set up before)
+    assert "merge drivers" in first_line(scaffold)
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0 and "merge drivers" in done.stdout, done.output
+    assert git_ok(scaffold, "config", key).strip() == "sh .shiftkit/hook merge-features %O %A %B"
+    again = shiftkit(scaffold, "setup")
+    assert again.returncode == 0 and "nothing to do" in again.stdout, again.output
+
+
+def test_without_the_hook_script_the_driver_is_pinned_to_this_interpreter(
+    scaffold: Path,
+) -> None:
+    """A project from before `.shiftkit/hook` (decision 0058): the drivers run this
+    interpreter by its absolute path, as the git hooks' shims do; once the script is there,
+    `setup` moves them onto it."""
+    key = "merge.shiftkit-log.driver"
+    (scaffold / ".shiftkit" / "hook").unlink()
+    git_ok(scaffold, "config", "--unset", key)
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0 and "merge drivers" in done.stdout, done.output
+    pinned = git_ok(scaffold, "config", key).strip()
+    assert pinned == f"{shlex.quote(sys.executable)} -P -m shiftkit merge-log %O %A %B"
+    again = shiftkit(scaffold, "setup")
+    assert again.returncode == 0 and "nothing to do" in again.stdout, again.output
+    git_ok(scaffold, "checkout", "--", ".shiftkit/hook")
+    assert "merge drivers" in first_line(scaffold)
+    assert shiftkit(scaffold, "setup").returncode == 0
+    assert git_ok(scaffold, "config", key).strip() == "sh .shiftkit/hook merge-log %O %A %B"

@@ -80,15 +80,52 @@ def record_interpreter(common_dir: Path) -> Path:
     return path
 
 
+HOOK_SCRIPT = ".shiftkit/hook"  # the committed script the harnesses run shiftkit's hooks by
+# git's config key of each merge driver `.gitattributes` names: (its name, the command it runs)
+MERGE_DRIVERS = {
+    "merge.shiftkit-features": ("shiftkit feature-list merge", "merge-features"),
+    "merge.shiftkit-log": ("shiftkit progress-log merge", "merge-log"),
+}
+DRIVER_ARGUMENTS = "%O %A %B"
+# A driver from a project without the hook script: this interpreter, as the shims pin it.
+PINNED_DRIVER = re.compile(
+    rf"^(?:'([^']+)'|(\S+)) -P -m shiftkit merge-(?:features|log) {DRIVER_ARGUMENTS}$"
+)
+
+
+def driver_command(root: Path, subcommand: str) -> str:
+    """How git runs shiftkit's merge driver in this clone: never by `shiftkit` on PATH (a
+    venv not on it made every merge of the list a conflict without markers). git runs a
+    driver at the top of the work tree (a linked worktree's too, and under `git -C`), so the
+    relative `.shiftkit/hook` is found there, survives a moved clone, and runs shiftkit by
+    the interpreter `setup` recorded, as the harnesses' hooks do; `sh`, so a checkout that
+    lost the executable bit still merges. A project without that script (from before
+    decision 0058): this interpreter's absolute path, as the git hooks' shims pin it."""
+    if (root / HOOK_SCRIPT).is_file():
+        return f"sh {HOOK_SCRIPT} {subcommand} {DRIVER_ARGUMENTS}"
+    return f"{shiftkit_command()} {subcommand} {DRIVER_ARGUMENTS}"
+
+
+def driver_ok(root: Path, key: str, configured: str) -> bool:
+    """Whether the configured driver for `key` (`merge.shiftkit-features.driver`) runs
+    shiftkit as `driver_command` would: a bare `shiftkit merge-features …` (as set up
+    before) does not, nor one pinned to an interpreter that is gone."""
+    subcommand = MERGE_DRIVERS[key.removesuffix(".driver")][1]
+    if configured == driver_command(root, subcommand):
+        return True
+    pinned = PINNED_DRIVER.match(configured)
+    if pinned is None or f" {subcommand} " not in configured:
+        return False
+    python = pinned.group(1) or pinned.group(2)
+    return not (root / HOOK_SCRIPT).is_file() and os.access(python, os.X_OK)
+
+
 def configure_merge_driver(root: Path) -> None:
     """The `merge=shiftkit-features` and `merge=shiftkit-log` attributes need their drivers
     in git's config."""
-    gitio.run(["config", "merge.shiftkit-features.name", "shiftkit feature-list merge"], root)
-    gitio.run(
-        ["config", "merge.shiftkit-features.driver", "shiftkit merge-features %O %A %B"], root
-    )
-    gitio.run(["config", "merge.shiftkit-log.name", "shiftkit progress-log merge"], root)
-    gitio.run(["config", "merge.shiftkit-log.driver", "shiftkit merge-log %O %A %B"], root)
+    for section, (name, subcommand) in MERGE_DRIVERS.items():
+        gitio.run(["config", f"{section}.name", name], root)
+        gitio.run(["config", f"{section}.driver", driver_command(root, subcommand)], root)
 
 
 def hooks_path(root: Path) -> Path:

@@ -19,11 +19,12 @@ Say = Callable[[str], None]
 
 PRE_COMMIT_CONFIG = ".pre-commit-config.yaml"
 AGENT_HOOK = "the interpreter for .shiftkit/hook"
-DRIVER_KEYS = ("merge.shiftkit-features.driver", "merge.shiftkit-log.driver")
+DRIVER_KEYS = tuple(f"{section}.driver" for section in install.MERGE_DRIVERS)
 
 
 def _settings(root: Path) -> tuple[str, bool]:
-    """(core.hooksPath or "", whether both merge drivers are configured), in one git call."""
+    """(core.hooksPath or "", whether both merge drivers are configured to run shiftkit as
+    `install.driver_command` does), in one git call."""
     proc = gitio.run(
         ["config", "--get-regexp", r"^(core\.hookspath|merge\.shiftkit-(features|log)\.driver)$"],
         root,
@@ -34,7 +35,7 @@ def _settings(root: Path) -> tuple[str, bool]:
         key, _, value = line.partition(" ")
         if key.lower() == "core.hookspath":
             hooks_path = value.strip()
-        elif key in DRIVER_KEYS and value.strip():
+        elif key in DRIVER_KEYS and install.driver_ok(root, key, value.strip()):
             drivers.add(key)
     return hooks_path, len(drivers) == len(DRIVER_KEYS)
 
