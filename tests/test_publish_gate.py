@@ -101,6 +101,17 @@ def _never_lies(bare: Path, tmp_path: Path) -> list[str]:
     return tips
 
 
+def _log_names_only_published_commits(bare: Path) -> None:
+    """Every entry header of main's log names a commit the remote holds: an entry written
+    while commits were written again names their new ids (found by an agent trial)."""
+    log = git_ok(bare, "show", "main:claude-progress.txt")
+    for line in log.splitlines():
+        if line.startswith("## ") and line.count(" | ") == 3:
+            base = line.rsplit(" | ", 1)[1].strip()
+            if base != "-":
+                assert git(bare, "cat-file", "-e", f"{base}^{{commit}}").returncode == 0, line
+
+
 def _breaking_commit_demotes(bare: Path, subject: str, old: str, exact: bool = True) -> str:
     """The commit of the remote's main with ``subject`` is the one shiftkit wrote again from
     ``old``: the same message, author and dates, F001 demoted there and its log entry saying
@@ -212,6 +223,7 @@ def test_a_break_repaired_before_the_push_is_demoted_where_it_fails(
     assert _passes(bare, "main")
     message = git_ok(bare, "log", "-1", "--format=%B", "main")
     assert message.startswith("Put the file back\n\nRe-marks F001 passing"), message
+    _log_names_only_published_commits(bare)
     log = git_ok(bare, "show", "main:claude-progress.txt")
     assert "re-marked passing (repaired)" in log.rsplit("demoted (regression)", 1)[1]
     fresh = tmp_path / "fresh"
@@ -423,6 +435,9 @@ def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
     synced = shiftkit(two, "sync")
     assert "published with this push" in synced.stdout, synced.output
     _never_lies(bare, tmp_path)
+    entry = git_ok(bare, "show", "main:claude-progress.txt").rsplit("demoted (regression)", 1)[1]
+    assert "the first of the push that marks it passing" in entry, entry
+    _log_names_only_published_commits(bare)
 
 
 # -- no message buys trust (decision record 0075) ---------------------------------------------

@@ -9,7 +9,7 @@ and the pre-push hook call it."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 from shiftkit.core import features
@@ -376,7 +376,7 @@ def _entries(verdict: Verdict, where: str) -> fold.Entries:
     repaired = {t.feature.id for t in verdict.transient if t.repaired}
     demoted_later = {t.feature.id for t in verdict.transient if not t.repaired}
 
-    def entry(feature_id: str, kind: str, oid: str, parent: str) -> str:
+    def entry(feature_id: str, kind: str, oid: str, parent: str, renamed: Mapping[str, str]) -> str:
         if kind == fold.REMARKS:
             return progress.format_entry(
                 log_time(),
@@ -396,7 +396,17 @@ def _entries(verdict: Verdict, where: str) -> fold.Entries:
                 f" (last passed at {short(who.since)})" if who.since else ""
             )
         else:
-            told = ""
+            found = ""
+            if who is not None:
+                named = who._replace(
+                    commit=renamed.get(who.commit, who.commit),
+                    since=renamed.get(who.since, who.since) if who.since else None,
+                )
+                found = f" (the search for the commit that broke it: it {named.text()})"
+            told = (
+                "fails at the tip of this push, and is demoted from this commit on, the "
+                f"first of the push that marks it passing{found}"
+            )
         return demotion_entry(feature_id, outcomes[feature_id], where, told, short(parent))
 
     return entry

@@ -388,7 +388,8 @@ def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:
         )
         return 0
     say_err(
-        f"shiftkit: {feature_id} is claimed and the tree has {len(dirty)} uncommitted changes: "
+        f"shiftkit: {feature_id} is claimed and the tree has {len(dirty)} uncommitted "
+        f"change{'s' if len(dirty) != 1 else ''}: "
         f"run `shiftkit finish -m ...` if it works, `shiftkit revert --reason ...` if not, "
         f"or `shiftkit release` to hand it back, before stopping"
     )

@@ -57,6 +57,10 @@ DECISION_INDEX = "README.md"
 _RECORD = re.compile(r"^(\d{4})-(.+\.md)$")
 
 
+def _whose(hit: Hit) -> str:
+    return f" (part of {hit.feature}'s oracle)" if hit.feature else ""
+
+
 class Hit:
     """One protected change: the path, what it is, and the feature whose oracle it is."""
 
@@ -277,7 +281,7 @@ def violations(
     return [
         Violation(
             Rule.PROTECTED,
-            f"{hit.path}: {hit.what}{f' of {hit.feature}' if hit.feature else ''} changes only "
+            f"{hit.path}: {hit.what}{_whose(hit)} changes only "
             f"as a person's action; ask a person (a commit with a `Shiftkit-Override: "
             f"<reason>` trailer, or `shiftkit override`), or fix the code instead",
             hit.feature,
@@ -395,7 +399,7 @@ def _oracle_hit(found: Ground, status: str, path: str, texts: Texts) -> Hit | No
         owner = next((f for glob, f in found.globs if _matches(glob, path)), None)
     if owner is None:
         return None
-    return Hit(path, "a file its verifier judges by (its oracle)", owner)
+    return Hit(path, "a file its verifier judges by", owner)
 
 
 def _under(folder: str, base: str) -> bool:

@@ -36,8 +36,9 @@ class Demotion(NamedTuple):
 
 
 # The log entry of a demotion ("demoted") or a re-mark ("re-marked") of a feature at a
-# commit, whose first parent the entry's header names: (feature, kind, commit, parent).
-Entries = Callable[[str, str, str, str], str]
+# commit, whose first parent (as written again) the entry's header names: (feature, kind,
+# commit, parent, the new id of each commit written again so far).
+Entries = Callable[[str, str, str, str, Mapping[str, str]], str]
 DEMOTES, REMARKS = "demoted", "re-marked"
 
 
@@ -153,12 +154,12 @@ def fold(
         }
         fails = here_started | {d.feature_id for d in demotions if d.only and oid in d.only}
         down, back = marked & fails, (marked - fails) & before
-        parent = parents[0] if parents else ""
+        parent = mapped.get(parents[0], parents[0]) if parents else ""  # (its new id)
         for feature_id in sorted(down - before):  # (a demotion begins here)
-            where.append((log_text, entry(feature_id, DEMOTES, oid, parent)))
+            where.append((log_text, entry(feature_id, DEMOTES, oid, parent, mapped)))
             first.setdefault(feature_id, oid)
         for feature_id in sorted(back):  # (a repaired feature passes again here)
-            where.append((log_text, entry(feature_id, REMARKS, oid, parent)))
+            where.append((log_text, entry(feature_id, REMARKS, oid, parent, mapped)))
         started[oid], demoted[oid], placed[oid] = here_started, down, where
         new_list = _demoted(feature_list, down) if feature_list is not None and down else None
         new_log = _with_entries(log_text, where)
