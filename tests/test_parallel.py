@@ -185,20 +185,28 @@ def test_a_lost_race_the_sync_cannot_catch_up_leaves_the_claim_parked(
     scaffold: Path, tmp_path: Path
 ) -> None:
     """The judged sync after a lost push race is refused (both clones changed one file): the
-    finish is committed here, says why it is not on the remote, and the claim stays held
-    there until `shiftkit sync` gets it through."""
+    finish is committed here, says why it is not on the remote, and exits 1 — the work is
+    not where the other clones look, and the claim stays held there until `shiftkit sync`
+    gets it through (decision record 0085). The Stop hook holds the session once, too."""
     bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
     ok(one, "claim", "F001")
     ok(two, "claim", "F002")
     (one / "shared.txt").write_text("one's\n")
     (two / "shared.txt").write_text("two's\n")
     ok(one, "finish", "-m", "part one works")
-    raced = ok(two, "finish", "-m", "part two works")
-    assert "moved on meanwhile: syncing" in raced
-    assert "merging origin/main failed" in raced
-    assert raced.rstrip().endswith("until this commit is there: `shiftkit sync`")
+    raced = shiftkit(two, "finish", "-m", "part two works")
+    assert raced.returncode == 1, raced.output
+    assert "moved on meanwhile: syncing" in raced.stdout
+    assert "merging origin/main failed" in raced.stdout
+    assert "until this commit is there: `shiftkit sync`" in raced.stdout
+    last = raced.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("not published: F002's commit") and "origin/main" in last
+    assert last.endswith("then run `shiftkit sync` (it pushes the commit and releases the claim)")
     assert set(_server_claims(bare)) == {"F002"}
     assert "F002: part two works" in git_ok(two, "log", "-1", "--format=%s")
+    stop = shiftkit(two, "stop-check", input=json.dumps({"stop_hook_active": False}))
+    assert stop.returncode == 2 and "shiftkit sync" in stop.stderr, stop.output
+    assert shiftkit(two, "stop-check", input=json.dumps({"stop_hook_active": True})).returncode == 0
 
 
 def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
-from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
+from shiftkit.core.errors import CLAIM_HELD, OK, REFUSED, BadInput, Refused, ShiftkitError
 from shiftkit.edge import claims, gitio, ledger, parking, refused_update, remote, session, state
 from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
@@ -611,6 +611,28 @@ def let_go(ctx: Context, held: LocalClaim, commit: str) -> tuple[str | None, str
         f"pushed to {name}" + (f"; {said}" if said else ""),
         f"the claim stays held on {name} (not released yet): `shiftkit sync` retries",
     )
+
+
+def exit_when_published(ctx: Context, held: LocalClaim, say: Say) -> int:
+    """A `finish`'s or `revert`'s exit code, said last: for a claim on the claims remote (the
+    ones `let_go` pushes for), 0 only when this branch's HEAD (the unit's commit, or a merge
+    over it) is on the remote's branch as last fetched or pushed; otherwise 1 and the line
+    that says what to do — a loop that trusts exit codes must not move on while other clones
+    see the feature claimed and lack the work (decision record 0085)."""
+    name = ctx.config.claims.remote
+    head = gitio.head_oid(ctx.root)
+    if not name or not held.oid or head is None:
+        return OK
+    branch = gitio.branch(ctx.root)
+    if branch is not None and remote.on_remote(ctx.root, name, branch, head):
+        return OK
+    where = f"{name}/{branch}" if branch else f"{name} (HEAD is detached: check out the branch)"
+    say(
+        f"not published: {held.feature}'s commit {short(head)} is here but not on {where}, and "
+        f"its claim stays held on {name} meanwhile: fix what is said above, then run "
+        f"`shiftkit sync` (it pushes the commit and releases the claim)"
+    )
+    return REFUSED
 
 
 def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], str]:
