@@ -209,6 +209,32 @@ def test_a_lost_race_the_sync_cannot_catch_up_leaves_the_claim_parked(
     assert shiftkit(two, "stop-check", input=json.dumps({"stop_hook_active": True})).returncode == 0
 
 
+def test_claim_of_a_feature_appended_on_the_remote_catches_up_first(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Behind the remote's branch, `claim ID` knows the ids the remote's list has (as `start`,
+    `next` and `claims` count them there, decision record 0079): it catches up and claims; an
+    id unknown there too is still one bad-input line, before any catch-up."""
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "add", "--description", "part appended", "--step", "s", "--verify", "true")
+    git_ok(one, "add", "-A")
+    git_ok(one, "commit", "-q", "-m", "Append a feature for the next shift")
+    git_ok(one, "push", "-q", "origin", "main")
+    appended = json.loads(git_ok(one, "show", "HEAD:features.json"))["features"][-1]["id"]
+    assert appended not in (two / "features.json").read_text()  # two is behind
+    before = git_ok(two, "rev-parse", "HEAD").strip()
+    unknown = shiftkit(two, "claim", "F999")
+    assert unknown.returncode == 2, unknown.output
+    assert unknown.stderr.count("shiftkit:") == 1 and len(unknown.stderr.splitlines()) == 1
+    assert "unknown feature id 'F999'" in unknown.stderr
+    assert git_ok(two, "rev-parse", "HEAD").strip() == before  # nothing caught up for it
+    claimed = ok(two, "claim", appended)
+    assert "caught up first: fast-forwarded main to origin/main" in claimed
+    assert f"claimed {appended}: part appended" in claimed
+    assert set(_server_claims(bare)) == {appended}
+    assert "origin/main" in unknown.stderr  # (where it looked, beside the list here)
+
+
 def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:
     """A claim object of a session that stopped ``hours_ago`` hours ago (no heartbeat since),
     made with plumbing and set as ``repo``'s claim ref, as a crashed session leaves it."""

@@ -91,8 +91,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"restore exactly this state (work meant for the feature: stash it, claim, then "
             f"`git stash pop`)"
         )
-    if feature_id is not None:  # an unknown id is said before the start check's minutes
-        features.require(read_features(ctx.project), feature_id, ctx.config.features)
+    if feature_id is not None:  # an unknown id is said before the catch-up and start check
+        _require_known(ctx, feature_id, branch)
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
@@ -124,6 +124,30 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     feature = features.require(feature_list, record.feature, ctx.config.features)
     say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
     return 0
+
+
+def _require_known(ctx: Context, feature_id: str, branch: str) -> None:
+    """``feature_id`` is in the list here or — with shared claims, for which `claim` catches
+    up before it claims — at the remote's branch (fetched now), as `start`, `next` and
+    `claims` count there (decision records 0079, 0085); otherwise one bad-input line."""
+    here = read_features(ctx.project)
+    settings = ctx.config.claims
+    if here.get(feature_id) is not None or not (settings.remote and settings.enabled):
+        features.require(here, feature_id, ctx.config.features)
+        return
+    from shiftkit.edge.project import read_features_at
+
+    remote.require_remote(ctx.root, settings.remote)
+    remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+    tracking = remote.tracking_ref(settings.remote, branch)
+    there = read_features_at(ctx.root, tracking, ctx.config.features)
+    if there is None or there.get(feature_id) is None:
+        tip = features.id_range(there) if there is not None else "none"
+        raise BadInput(
+            f"unknown feature id {feature_id!r} ({ctx.config.features} has "
+            f"{features.id_range(here)} here and {tip} at {settings.remote}/{branch}); "
+            f"`shiftkit next` names what is open"
+        )
 
 
 CATCH_UP_TRIES = 3
