@@ -522,7 +522,8 @@ def finish(summary: str, note: str | None, jobs: int | None) -> int:
     verifier read a file the change touches (all of them while that is not known) is
     re-verified, and a failure refuses the finish, naming it; a demoted feature the change
     repairs is re-marked passing in the same commit. The commit is then pushed (with a
-    claims remote), through a judged sync when the push lost a race.
+    claims remote), through a judged sync when the push lost a race; exit 1 when it is
+    committed but not on the remote at the end (the last line says what to do).
     """
     from shiftkit.commands import finish as finishing
 
@@ -535,7 +536,8 @@ def revert(reason: str) -> int:
     """Give up the attempt: back to the claim's base commit, count the attempt, log it.
 
     The attempt's changes are discarded: commits since the claim, uncommitted edits and
-    untracked files (ignored files stay). Save what you want to keep elsewhere first."""
+    untracked files (ignored files stay). Save what you want to keep elsewhere first. Exit 1
+    when the revert's commit is not on the claims remote at the end (`shiftkit sync`)."""
     from shiftkit.commands import shift
 
     return shift.revert(_context(), reason, _say)

@@ -185,20 +185,54 @@ def test_a_lost_race_the_sync_cannot_catch_up_leaves_the_claim_parked(
     scaffold: Path, tmp_path: Path
 ) -> None:
     """The judged sync after a lost push race is refused (both clones changed one file): the
-    finish is committed here, says why it is not on the remote, and the claim stays held
-    there until `shiftkit sync` gets it through."""
+    finish is committed here, says why it is not on the remote, and exits 1 — the work is
+    not where the other clones look, and the claim stays held there until `shiftkit sync`
+    gets it through (decision record 0085). The Stop hook holds the session once, too."""
     bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
     ok(one, "claim", "F001")
     ok(two, "claim", "F002")
     (one / "shared.txt").write_text("one's\n")
     (two / "shared.txt").write_text("two's\n")
     ok(one, "finish", "-m", "part one works")
-    raced = ok(two, "finish", "-m", "part two works")
-    assert "moved on meanwhile: syncing" in raced
-    assert "merging origin/main failed" in raced
-    assert raced.rstrip().endswith("until this commit is there: `shiftkit sync`")
+    raced = shiftkit(two, "finish", "-m", "part two works")
+    assert raced.returncode == 1, raced.output
+    assert "moved on meanwhile: syncing" in raced.stdout
+    assert "merging origin/main failed" in raced.stdout
+    assert "until this commit is there: `shiftkit sync`" in raced.stdout
+    last = raced.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("not published: F002's commit") and "origin/main" in last
+    assert last.endswith("then run `shiftkit sync` (it pushes the commit and releases the claim)")
     assert set(_server_claims(bare)) == {"F002"}
     assert "F002: part two works" in git_ok(two, "log", "-1", "--format=%s")
+    stop = shiftkit(two, "stop-check", input=json.dumps({"stop_hook_active": False}))
+    assert stop.returncode == 2 and "shiftkit sync" in stop.stderr, stop.output
+    assert shiftkit(two, "stop-check", input=json.dumps({"stop_hook_active": True})).returncode == 0
+
+
+def test_claim_of_a_feature_appended_on_the_remote_catches_up_first(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Behind the remote's branch, `claim ID` knows the ids the remote's list has (as `start`,
+    `next` and `claims` count them there, decision record 0079): it catches up and claims; an
+    id unknown there too is still one bad-input line, before any catch-up."""
+    bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
+    ok(one, "add", "--description", "part appended", "--step", "s", "--verify", "true")
+    git_ok(one, "add", "-A")
+    git_ok(one, "commit", "-q", "-m", "Append a feature for the next shift")
+    git_ok(one, "push", "-q", "origin", "main")
+    appended = json.loads(git_ok(one, "show", "HEAD:features.json"))["features"][-1]["id"]
+    assert appended not in (two / "features.json").read_text()  # two is behind
+    before = git_ok(two, "rev-parse", "HEAD").strip()
+    unknown = shiftkit(two, "claim", "F999")
+    assert unknown.returncode == 2, unknown.output
+    assert unknown.stderr.count("shiftkit:") == 1 and len(unknown.stderr.splitlines()) == 1
+    assert "unknown feature id 'F999'" in unknown.stderr
+    assert git_ok(two, "rev-parse", "HEAD").strip() == before  # nothing caught up for it
+    claimed = ok(two, "claim", appended)
+    assert "caught up first: fast-forwarded main to origin/main" in claimed
+    assert f"claimed {appended}: part appended" in claimed
+    assert set(_server_claims(bare)) == {appended}
+    assert "origin/main" in unknown.stderr  # (where it looked, beside the list here)
 
 
 def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:

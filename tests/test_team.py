@@ -114,8 +114,10 @@ def test_the_stop_hook_holds_a_session_until_its_work_is_published(
     # one's pushes cannot reach the remote (a finish catches up a lost race itself: decision
     # record 0055), so its finished work stays here and its claim stays held there
     git_ok(one, "remote", "set-url", "--push", "origin", str(tmp_path / "unreachable.git"))
-    shiftkit(one, "finish", "-m", "part zero works")
+    unpushed = shiftkit(one, "finish", "-m", "part zero works")
     git_ok(one, "remote", "set-url", "--push", "origin", str(bare))
+    assert unpushed.returncode == 1, unpushed.output  # finished here, not on the remote
+    assert unpushed.stdout.rstrip().splitlines()[-1].startswith("not published: F000's commit")
     assert "F000" in git_ok(bare, "for-each-ref", "refs/shiftkit/claims/")
     stop = shiftkit(one, "stop-check", input=STOP)
     assert stop.returncode == 2, stop.output
@@ -125,3 +127,22 @@ def test_the_stop_hook_holds_a_session_until_its_work_is_published(
     ok(one, "sync")
     assert shiftkit(one, "stop-check", input=STOP).returncode == 0
     assert shiftkit(two, "stop-check", input=STOP).returncode == 0
+
+
+def test_a_revert_whose_push_fails_exits_1_until_it_is_on_the_remote(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """A revert's commit that cannot reach the remote leaves the claim held there: exit 1, the
+    last line saying what to do (decision record 0085); once on the remote, all is well."""
+    bare, (one,) = _machines(scaffold, tmp_path, ("one",))
+    ok(one, "claim", "F000")
+    _work(one, "one")
+    git_ok(one, "remote", "set-url", "--push", "origin", str(tmp_path / "unreachable.git"))
+    reverted = shiftkit(one, "revert", "--reason", "the approach does not work")
+    git_ok(one, "remote", "set-url", "--push", "origin", str(bare))
+    assert reverted.returncode == 1, reverted.output
+    last = reverted.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("not published: F000's commit") and "`shiftkit sync`" in last
+    assert "F000" in git_ok(bare, "for-each-ref", "refs/shiftkit/claims/")
+    ok(one, "sync")
+    assert "F000" not in git_ok(bare, "for-each-ref", "refs/shiftkit/claims/")

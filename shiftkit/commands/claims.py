@@ -13,7 +13,7 @@ from typing import NamedTuple
 from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
-from shiftkit.core.errors import CLAIM_HELD, BadInput, Refused, ShiftkitError
+from shiftkit.core.errors import CLAIM_HELD, OK, REFUSED, BadInput, Refused, ShiftkitError
 from shiftkit.edge import claims, gitio, ledger, parking, refused_update, remote, session, state
 from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
@@ -91,8 +91,8 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
             f"restore exactly this state (work meant for the feature: stash it, claim, then "
             f"`git stash pop`)"
         )
-    if feature_id is not None:  # an unknown id is said before the start check's minutes
-        features.require(read_features(ctx.project), feature_id, ctx.config.features)
+    if feature_id is not None:  # an unknown id is said before the catch-up and start check
+        _require_known(ctx, feature_id, branch)
     settings = ctx.config.claims
     if settings.remote:
         remote.require_remote(ctx.root, settings.remote)
@@ -124,6 +124,30 @@ def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bo
     feature = features.require(feature_list, record.feature, ctx.config.features)
     say(f"claimed {feature.id}: {feature.description} (base {short(record.base)})")
     return 0
+
+
+def _require_known(ctx: Context, feature_id: str, branch: str) -> None:
+    """``feature_id`` is in the list here or — with shared claims, for which `claim` catches
+    up before it claims — at the remote's branch (fetched now), as `start`, `next` and
+    `claims` count there (decision records 0079, 0085); otherwise one bad-input line."""
+    here = read_features(ctx.project)
+    settings = ctx.config.claims
+    if here.get(feature_id) is not None or not (settings.remote and settings.enabled):
+        features.require(here, feature_id, ctx.config.features)
+        return
+    from shiftkit.edge.project import read_features_at
+
+    remote.require_remote(ctx.root, settings.remote)
+    remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
+    tracking = remote.tracking_ref(settings.remote, branch)
+    there = read_features_at(ctx.root, tracking, ctx.config.features)
+    if there is None or there.get(feature_id) is None:
+        tip = features.id_range(there) if there is not None else "none"
+        raise BadInput(
+            f"unknown feature id {feature_id!r} ({ctx.config.features} has "
+            f"{features.id_range(here)} here and {tip} at {settings.remote}/{branch}); "
+            f"`shiftkit next` names what is open"
+        )
 
 
 CATCH_UP_TRIES = 3
@@ -611,6 +635,28 @@ def let_go(ctx: Context, held: LocalClaim, commit: str) -> tuple[str | None, str
         f"pushed to {name}" + (f"; {said}" if said else ""),
         f"the claim stays held on {name} (not released yet): `shiftkit sync` retries",
     )
+
+
+def exit_when_published(ctx: Context, held: LocalClaim, say: Say) -> int:
+    """A `finish`'s or `revert`'s exit code, said last: for a claim on the claims remote (the
+    ones `let_go` pushes for), 0 only when this branch's HEAD (the unit's commit, or a merge
+    over it) is on the remote's branch as last fetched or pushed; otherwise 1 and the line
+    that says what to do — a loop that trusts exit codes must not move on while other clones
+    see the feature claimed and lack the work (decision record 0085)."""
+    name = ctx.config.claims.remote
+    head = gitio.head_oid(ctx.root)
+    if not name or not held.oid or head is None:
+        return OK
+    branch = gitio.branch(ctx.root)
+    if branch is not None and remote.on_remote(ctx.root, name, branch, head):
+        return OK
+    where = f"{name}/{branch}" if branch else f"{name} (HEAD is detached: check out the branch)"
+    say(
+        f"not published: {held.feature}'s commit {short(head)} is here but not on {where}, and "
+        f"its claim stays held on {name} meanwhile: fix what is said above, then run "
+        f"`shiftkit sync` (it pushes the commit and releases the claim)"
+    )
+    return REFUSED
 
 
 def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], str]:

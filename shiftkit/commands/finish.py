@@ -32,7 +32,7 @@ def finish(
     if _already_committed(ctx, held):
         ending = release(ctx, publish.publish(ctx, held, gitio.head_oid(ctx.root) or "", say))
         say(f"{held.feature} was already committed at HEAD; {ending}")
-        return 0
+        return claiming.exit_when_published(ctx, held, say)
     plan = finish_plan.plan(ctx, held, summary, extra_note)
     claiming.confirm_held(ctx, held)  # (with a claims remote: still ours there)
     verdict = gate.verify_change(ctx, plan.feature, plan.committed, held.base, workers, say)
@@ -41,7 +41,7 @@ def finish(
     head = finish_commit.commit(ctx, plan, verdict, say)
     ending = release(ctx, publish.publish(ctx, held, head, say))
     say(_done_line(plan, verdict, head, ending))
-    return 0
+    return claiming.exit_when_published(ctx, held, say)  # (1: not on the remote)
 
 
 def _already_committed(ctx: Context, held: LocalClaim) -> bool:

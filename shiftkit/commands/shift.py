@@ -93,6 +93,8 @@ def _failure_history_path(ctx: Context) -> Any:
 
 
 def revert(ctx: Context, reason: str, say: Say) -> int:
+    from shiftkit.commands import claims as claiming
+
     record = require_claim(ctx, "revert")
     if not reason.strip():
         raise BadInput("--reason is empty; say why the attempt failed")
@@ -100,7 +102,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     if _already_committed(ctx, record):
         ending = _close_claim(ctx, record, say)
         say(f"the revert of {feature_id} was already recorded at HEAD; {ending}")
-        return 0
+        return claiming.exit_when_published(ctx, record, say)
     failure = state.read_json(gate.last_failure_path(ctx))
     if not isinstance(failure, dict) or failure.get("feature") != feature_id:
         failure = None
@@ -130,7 +132,7 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
     if attempt.blocked is not None:
         say(f"{feature_id} is now BLOCKED ({attempt.blocked.reason}); a person must unblock it")
     _reset_environment(ctx, say)
-    return 0
+    return claiming.exit_when_published(ctx, record, say)  # (1: not on the remote)
 
 
 class Attempt(NamedTuple):

@@ -494,10 +494,14 @@ def require(feature_list: FeatureList, feature_id: str, source: str) -> Feature:
     """The feature with ``feature_id``, or a clear error naming the ids there are."""
     feature = feature_list.get(feature_id)
     if feature is None:
-        ids = feature_list.table.ids
-        known = f"{ids[0]}..{ids[-1]}" if ids else "no features"
-        raise BadInput(f"unknown feature id {feature_id!r} ({source} has {known})")
+        raise BadInput(f"unknown feature id {feature_id!r} ({source} has {id_range(feature_list)})")
     return feature
+
+
+def id_range(feature_list: FeatureList) -> str:
+    """The ids a list has, as an unknown id's error names them ("F000..F006")."""
+    ids = feature_list.table.ids
+    return f"{ids[0]}..{ids[-1]}" if ids else "no features"
 
 
 # -- parsing -----------------------------------------------------------------------------
