@@ -642,4 +642,27 @@ def _refuse(violations: Sequence[messages.Violation]) -> int:
         print(f"shiftkit: commit refused by {violation}", file=sys.stderr)
     if len(violations) > SHOWN:
         print(f"shiftkit: ... and {len(violations) - SHOWN} more violations", file=sys.stderr)
+    _say_refused_update()
     return REFUSED
+
+
+def _say_refused_update() -> None:
+    """When the index holds the files of a fetched commit that a refused `git pull` or merge
+    staged, that is why the commit breaks the log's and the ledger's rules: say so, and the
+    way out (found by an agent trial: the rule 8 and 12 lines alone named the wrong cause)."""
+    from pathlib import Path
+
+    from shiftkit.edge import refused_update
+
+    try:
+        commit = refused_update.staged(Path.cwd())
+    except Exception:  # (a hint on the way to a refusal: never a second failure)
+        return
+    if commit is not None:
+        print(
+            f"shiftkit: the index holds the files of the fetched commit {commit[:7]}, staged "
+            f"by a `git pull` or merge the reference-transaction hook refused — committing "
+            f"them would make the remote's work yours: run `shiftkit sync`, which puts them "
+            f"back (your own changes are kept) and brings that commit in, judged",
+            file=sys.stderr,
+        )

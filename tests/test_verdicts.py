@@ -256,6 +256,25 @@ def test_a_refused_pull_from_a_url_is_put_back_too(scaffold: Path, tmp_path: Pat
     assert _head(two) == flip and git_ok(two, "status", "--porcelain") == ""
 
 
+def test_a_commit_over_a_refused_pull_says_why_it_is_refused(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """Found by an agent trial: after a refused `git pull`, `git commit -am` of one's own
+    work was refused by the rules alone (rules 5, 6, 8, 12: the remote's staged list, log and
+    ledger), naming the wrong cause. The refusal now says the index holds the remote's files, and `sync`."""
+    _, one, two = _set_up(scaffold, tmp_path)
+    flip = _finish_part(one, "F001", "part")
+    pulled = git(two, "pull", "-q", "--ff-only", "origin", "main")
+    assert pulled.returncode != 0 and "came from another clone" in pulled.output, pulled.output
+    notes = two / "CLAUDE.md"
+    notes.write_text(notes.read_text() + "my own line\n")
+    committed = git(two, "commit", "-q", "-am", "Add a line of my own")
+    assert committed.returncode != 0, committed.output
+    said = [line for line in committed.stderr.splitlines() if "staged by a `git pull`" in line]
+    assert said and f"fetched commit {flip[:7]}" in said[0] and "`shiftkit sync`" in said[0]
+    assert all(line.startswith("shiftkit: ") for line in committed.stderr.splitlines() if line)
+
+
 def test_sync_keeps_own_changes_when_the_refused_pull_is_behind_the_tracking_ref(
     scaffold: Path, tmp_path: Path
 ) -> None:

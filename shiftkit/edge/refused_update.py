@@ -21,17 +21,27 @@ from shiftkit.edge import gitio
 LOOKED_AT = 200  # fetched commits this branch lacks, newest first: a refused pull is recent
 
 
-def undo(root: Path) -> str | None:
-    """Put back the files a refused update staged; the commit they came from, else None
-    (nothing of the kind staged, or git's two-tree merge would lose a change: then as it
-    was)."""
+def staged(root: Path) -> str | None:
+    """The fetched commit whose changes from HEAD the index holds — what a refused update
+    left staged — else None. Asked by `undo`, and by a commit hook on its way to a refusal:
+    committing that index would commit the remote's files as one's own."""
     if _index_is_head(root):
         return None
     for commit in _fetched_commits(root):
         if _index_holds_changes_of(root, commit):
-            undone = gitio.run(["read-tree", "-m", "-u", commit, "HEAD"], root, check=False)
-            return commit if undone.returncode == 0 else None
+            return commit
     return None
+
+
+def undo(root: Path) -> str | None:
+    """Put back the files a refused update staged; the commit they came from, else None
+    (nothing of the kind staged, or git's two-tree merge would lose a change: then as it
+    was)."""
+    commit = staged(root)
+    if commit is None:
+        return None
+    undone = gitio.run(["read-tree", "-m", "-u", commit, "HEAD"], root, check=False)
+    return commit if undone.returncode == 0 else None
 
 
 def _index_is_head(root: Path) -> bool:
