@@ -338,6 +338,14 @@ def test_table_by_feature() -> None:
     assert cost.table(rep, RATIOS) == TABLE_BY_FEATURE
 
 
+def test_table_with_passing_features_and_no_usage_says_unknown_not_zero() -> None:
+    """Found by an agent trial: "cost per passing feature: 0 fresh-equivalent tokens" read
+    as free when no session's usage had been recorded at all."""
+    rep = cost.report([], [("F001", "passing")], RATIOS)
+    last = cost.table(rep, RATIOS).splitlines()[-1]
+    assert last.startswith("cost per passing feature: unknown — no usage recorded yet"), last
+
+
 def test_table_by_session_and_without_anything_passing_or_priced() -> None:
     ratios = CostConfig(0.2, 2, 4.5)
     rep = cost.report(HISTORY[:6], [("F001", "open")], ratios, (), "session")

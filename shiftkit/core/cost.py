@@ -467,6 +467,12 @@ def table(rep: Report, ratios: CostConfig) -> str:
     )
     if rep.per_passing_feature is None:
         out.append("cost per passing feature: - (no feature passes yet)")
+    elif not rep.totals.usage.tokens:
+        # (0 would read as free: nothing was recorded, found by an agent trial)
+        out.append(
+            "cost per passing feature: unknown — no usage recorded yet (the harness's "
+            "session-end hook records it; a person adds it with `shiftkit usage add`)"
+        )
     else:
         per = rep.per_passing_feature
         usd = f", {money(per.usd)}" if per.usd is not None else ""
