@@ -111,7 +111,7 @@ def reverify_at(
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
     tree, note = oracle_tree(ctx, commit, feature, command, cfg)
     outcome = verify.run_in_checkout(
-        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit
+        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit, commit.oid
     )
     return outcome._replace(note=note)
 
@@ -270,7 +270,7 @@ def _judge_in_parallel(
         cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
         tree, note = oracle_tree(ctx, commit, feature, command, cfg)
         key = (commit.oid, feature.id, command)
-        job = regression.TreeJob(tree, command, cfg.init, cfg.verify_timeout)
+        job = regression.TreeJob(tree, command, cfg.init, cfg.verify_timeout, commit.oid)
         wanted[key] = job
         notes[key] = note
         if feature.id not in owners.setdefault(job, []):
