@@ -204,3 +204,31 @@ def test_the_setting_is_checked(calc: Path) -> None:
     assert shown.returncode == 2, shown.output
     assert "key 'shiftkit.code' must be a list" in shown.stderr
     assert "Traceback" not in shown.output
+
+
+def test_adoption_infers_the_ground_from_the_repository(tmp_path: Path) -> None:
+    """On adoption, `code` is the repository's packages and tests (src layout, a package
+    folder, a module at the root); a new project leaves it to the person."""
+    from conftest import run
+
+    repo = tmp_path / "lib"
+    write(repo / "src" / "lib" / "__init__.py", "")
+    write(repo / "tools" / "__init__.py", "")
+    write(repo / "single.py", "")
+    write(repo / "setup.py", "")
+    write(repo / "docs" / "__init__.py", "")
+    write(repo / "tests" / "test_lib.py", "def test_it():\n    pass\n")
+    git_ok(repo.parent, "init", "-q", str(repo))
+    git_ok(repo, "add", "-A")
+    git_ok(repo, "commit", "-q", "-m", "A library")
+    adopted = run(["shiftkit", "new", str(repo), "--defaults"], tmp_path)
+    assert adopted.returncode == 0, adopted.output
+    settings = (repo / ".shiftkit.toml").read_text()
+    assert 'code = ["src/**", "tools/**", "single.py", "tests/**"]' in settings
+    assert "the agent's work is judged from src/**" in shiftkit(repo, "start").output
+
+
+def test_a_new_project_leaves_the_ground_to_the_person(scaffold: Path) -> None:
+    from shiftkit.core import ground
+
+    assert ground.AUTO_LINE in (scaffold / ".shiftkit.toml").read_text()

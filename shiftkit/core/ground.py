@@ -137,3 +137,34 @@ def describe(code: Sequence[str]) -> str:
             "from the judged commit"
         )
     return f"the agent's work is judged from {', '.join(code)}; everything else is the person's"
+
+
+AUTO_LINE = '# code = ["src/**", "tests/**"]   # set it once the project has its first package'
+_NOT_PACKAGES = frozenset({"docs", "doc", "examples", "example", "benchmarks", "bench", "scripts"})
+_NOT_MODULES = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py"})
+TEST_FOLDERS = ("tests", "test", "testing")
+
+
+def infer(paths: Iterable[str]) -> list[str]:
+    """`code` for an adopted repository from its tracked files: `src/`, each top-level
+    package (a folder with an `__init__.py`), each top-level module but the tooling ones,
+    and the test folders. Empty when it holds none of these."""
+    found: list[str] = []
+    packages: set[str] = set()
+    modules: set[str] = set()
+    folders: set[str] = set()
+    for path in paths:
+        head, _, rest = path.partition("/")
+        if not rest:
+            if head.endswith(".py") and head not in _NOT_MODULES:
+                modules.add(head)
+            continue
+        folders.add(head)
+        if rest == "__init__.py" and head not in _NOT_PACKAGES and not head.startswith("."):
+            packages.add(head)
+    if "src" in folders:
+        found.append("src/**")
+    found += [f"{name}/**" for name in sorted(packages - set(TEST_FOLDERS) - {"src"})]
+    found += sorted(modules)
+    found += [f"{name}/**" for name in TEST_FOLDERS if name in folders]
+    return found if any(not g.startswith(TEST_FOLDERS) for g in found) else []
