@@ -185,6 +185,9 @@ def test_an_agent_s_change_outside_the_ground_is_not_what_is_judged(calc: Path) 
     listed = git_ok(calc, "ls-tree", "-r", "--name-only", made).split()
     assert "tests/helper.py" not in listed
     assert git_ok(calc, "rev-parse", f"{made}:tests/test_add.py").strip() == person
+    audited = shiftkit(calc, "audit")
+    assert "not judged (files outside `code`" in audited.stdout, audited.output
+    assert "A helper beside the tests: tests/helper.py" in audited.stdout
     # (and the same tree, judged without a `code`, is the commit's own)
     assert assemble.assembled(calc, tree, git_ok(calc, "rev-parse", "HEAD~2").strip()) == tree
 
