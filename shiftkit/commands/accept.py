@@ -164,7 +164,7 @@ def _failing_at_tip(
         warn(f"re-verifying {job.feature.id} at {short(tip)}: {job.command}")
     try:
         results = regression.run_at_tree(
-            at_tip, tree, todo, jobs or os.cpu_count() or 1, lambda job, outcome: None
+            at_tip, tree, todo, jobs or os.cpu_count() or 1, lambda job, outcome: None, tip=tip
         )
     except regression.InitFailed as failed:
         raise Refused(

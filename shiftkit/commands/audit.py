@@ -4,7 +4,7 @@ skipped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -111,7 +111,7 @@ def reverify_at(
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
     tree, note = oracle_tree(ctx, commit, feature, command, cfg)
     outcome = verify.run_in_checkout(
-        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit
+        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit, commit.oid
     )
     return outcome._replace(note=note)
 
@@ -270,7 +270,7 @@ def _judge_in_parallel(
         cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
         tree, note = oracle_tree(ctx, commit, feature, command, cfg)
         key = (commit.oid, feature.id, command)
-        job = regression.TreeJob(tree, command, cfg.init, cfg.verify_timeout)
+        job = regression.TreeJob(tree, command, cfg.init, cfg.verify_timeout, commit.oid)
         wanted[key] = job
         notes[key] = note
         if feature.id not in owners.setdefault(job, []):
@@ -361,6 +361,56 @@ def oracle_changed(feature_id: str, note: str) -> rules.Violation:
 def _subject(finding: Finding) -> str:
     """The commit's subject, quoted, at most 50 characters (a longer one ends in "…")."""
     return repr(clip(finding.subject, 50))
+
+
+def not_judged(
+    ctx: Context, selected: Sequence[revisions.Commit]
+) -> list[tuple[str, str, list[str]]]:
+    """(commit, subject, paths) of each commit of ``selected`` that changed files outside
+    `code` (none but the protocol's): allowed, but no verdict reads them from it (0086)."""
+    from shiftkit.core import ground
+    from shiftkit.edge import assemble
+
+    code = ctx.config.code
+    if not code or not selected:
+        return []
+    listing = gitio.out(
+        [
+            "-c",
+            "core.quotePath=false",
+            "log",
+            "--no-walk=unsorted",
+            "--no-renames",
+            "-z",
+            "--format=%x01%H%x00%s",
+            "--name-only",
+            *(commit.oid for commit in selected),
+        ],
+        ctx.root,
+    )
+    protocol = assemble.protocol_files(ctx.config)
+    found = []
+    for record in listing.split("\x01"):
+        oid, _, rest = record.partition("\0")
+        subject, _, names = rest.partition("\0")
+        paths = ground.not_judged([n for n in names.lstrip("\n").split("\0") if n], code, protocol)
+        if oid and paths:
+            found.append((oid, subject, paths))
+    return found
+
+
+def render_ground(code: Sequence[str], outside: Sequence[tuple[str, str, list[str]]]) -> str:
+    """The audit's ground: where the agent's work is judged from, and the commits that changed
+    files elsewhere (judged as the person left them)."""
+    from shiftkit.core import ground
+
+    lines = [f"ground: {ground.describe(code)}"]
+    if outside:
+        lines.append("not judged (files outside `code`; verdicts read the person's versions):")
+        for oid, subject, paths in outside:
+            shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+            lines.append(f"  {short(oid)} {subject[:50]}: {shown}")
+    return "\n".join(lines)
 
 
 def render(findings: list[Finding], checked: int) -> str:
@@ -574,12 +624,15 @@ def audit_cmd(
     usage = read_usage(ctx, warn)
     for problem in usage.problems if usage else []:
         warn(f"shiftkit: usage left out of `shiftkit cost`: {problem}")
+    elsewhere = not_judged(ctx, selected)
     if machine:
         document = as_json(findings, len(selected))
         if usage is not None:
             document["usage_refs"] = usage.as_json()
+        document["not_judged"] = [{"commit": oid, "paths": paths} for oid, _, paths in elsewhere]
         say(json.dumps(document, indent=2, ensure_ascii=False))
     else:
+        say(render_ground(ctx.config.code, elsewhere))
         say(render(findings, len(selected)))
         if usage is not None:
             say(usage.line())

@@ -86,6 +86,9 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     init_script = destination / "init.sh"
     if init_script.exists():
         init_script.chmod(init_script.stat().st_mode | 0o111)
+    if has_history:
+        infer_code(destination)
+        cfg = project.load_config(destination)
     if features_import:
         features_path = destination / cfg.features
         current = features.loads(features_path.read_text(encoding="utf-8"), cfg.features)
@@ -118,6 +121,24 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
     )
     if commit.returncode != 0:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
+
+
+def infer_code(destination: Path) -> None:
+    """On adoption with `code` left to the template (`auto`): the repository's packages and
+    tests, from its tracked files (decision record 0086). Nothing found: left as it was."""
+    from shiftkit.core import ground
+
+    settings = destination / CONFIG_FILE
+    text = settings.read_text(encoding="utf-8")
+    if ground.AUTO_LINE not in text:
+        return
+    tracked = gitio.out(["ls-files", "-z"], destination).split("\0")
+    globs = ground.infer(path for path in tracked if path)
+    if globs:
+        import json
+
+        line = f"code = {json.dumps(globs)}"
+        atomic_write(settings, text.replace(ground.AUTO_LINE, line, 1))
 
 
 def ready_message(destination: Path) -> str:

@@ -175,7 +175,7 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
     work = affected(ctx, every, tree)
     done = [job for job in work if regression.is_checked(ctx, tree, job)]
     todo = [job for job in work if not regression.is_checked(ctx, tree, job)]
-    results = _run(ctx, tree, todo, workers) if todo else []
+    results = _run(ctx, tree, todo, workers, tip) if todo else []
     failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
     blamed = regression.blame(ctx, failing, tip) if failing else {}
     passed = done + [job for job, outcome in results if outcome.ok]
@@ -189,11 +189,14 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
 
 
 def _run(
-    ctx: Context, tree: str, todo: Sequence[regression.Job], workers: int
+    ctx: Context, tree: str, todo: Sequence[regression.Job], workers: int, tip: str
 ) -> list[tuple[regression.Job, verify.Outcome]]:
-    """``todo`` verified at ``tree`` in clean checkouts, each pass recorded there."""
+    """``todo`` verified at ``tree`` (``tip``'s) in clean checkouts, each pass recorded
+    there."""
     try:
-        results = regression.run_at_tree(ctx, tree, todo, workers, lambda job, outcome: None)
+        results = regression.run_at_tree(
+            ctx, tree, todo, workers, lambda job, outcome: None, tip=tip
+        )
     except regression.InitFailed as failed:
         raise Refused(
             f"the passing features could not be re-verified before publishing: "
@@ -240,7 +243,7 @@ def _between(
         return ()
     trees = {c.oid: c.tree for c in before}
     runs = [
-        regression.TreeJob(trees[oid], job.command, cfg.init, cfg.verify_timeout)
+        regression.TreeJob(trees[oid], job.command, cfg.init, cfg.verify_timeout, oid)
         for oid, job in wanted
     ]
     outcomes = regression.run_each(ctx, runs, workers)
@@ -457,7 +460,7 @@ def _verify_remarks(ctx: Context, folded: fold.Folded, verdict: Verdict) -> str 
         )
     )
     runs = [
-        regression.TreeJob(trees[oid], commands[f], cfg.init, cfg.verify_timeout)
+        regression.TreeJob(trees[oid], commands[f], cfg.init, cfg.verify_timeout, oid)
         for oid, f in wanted
     ]
     for (oid, feature_id), outcome in zip(

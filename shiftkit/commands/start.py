@@ -406,7 +406,10 @@ def gather(
     if at is not None:
         decisions_name = f"{view.counted_on}:{decisions_name}"
     behind = view.lines
+    from shiftkit.core import ground
+
     return orientation.StartData(
+        ground=ground.describe(cfg.code),
         warnings=(
             *setup_warnings(ctx),
             *behind,

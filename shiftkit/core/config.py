@@ -62,6 +62,9 @@ class Config(NamedTuple):
     # paths or globs every feature's verifier judges by, unless the feature names its own
     # (decision record 0048)
     oracle: tuple[str, ...] = ()
+    # globs of what the agent's work may change: a verdict reads these files from the judged
+    # commit and everything else as a person last left it (decision record 0086)
+    code: tuple[str, ...] = ()
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -87,6 +90,7 @@ ENFORCEMENT_KEYS = (
     "junit",  # (a report the judged commit names could be one it holds)
     "decisions",  # (moving the folder would step around rule 13)
     "oracle",  # (what rule 14 keeps out of the agent's reach)
+    "code",  # (the agent's ground: widening it would let the judged commit pick its judge)
     "log.keep",
     "log.block",
     "log.archive",
@@ -144,6 +148,9 @@ def parse(text: str, source: str = CONFIG_FILE) -> Config:
             raise BadInput(f"{source}: 'shiftkit.{section}' must be a table ([shiftkit.{section}])")
         values[section] = cls(**_read_table(cls, sub, f"shiftkit.{section}", source))
     values["prices"] = _read_prices(table.get("prices", {}), source)
+    if values.get("code"):
+        # (every verdict runs on the assembled tree, which only a checkout holds: 0086)
+        values["verify_in"] = "checkout"
     return Config(**values)
 
 
@@ -194,7 +201,7 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             raise BadInput(f"{source}: unknown key '{prefix}.{_shown(key)}'{suggestion}")
         if key in _TABLES and cls is Config:
             continue
-        if key == "oracle" and cls is Config:
+        if key in ("oracle", "code") and cls is Config:
             values[key] = _read_paths(value, f"{prefix}.{key}", source)
             continue
         expected = type(defaults[key])

@@ -152,6 +152,7 @@ class StartData:
     commits: tuple[str, ...] = ()  # newest first
     preamble: str = ""
     sources: Sources = field(default_factory=Sources)
+    ground: str = ""  # where the agent's work is judged from (`core.ground.describe`)
 
 
 # -- when the checks run ---------------------------------------------------------------------
@@ -498,6 +499,8 @@ def _rest(data: StartData) -> list[Section]:
         f"HEAD {w.head}; root {w.root}; cwd {w.cwd}"
     )
     sections.append(Section((clip(where, 300),), fair=True))
+    if data.ground:
+        sections.append(Section((clip(f"ground: {data.ground}", 300),), fair=True))
     if data.after:
         after = "; ".join(f"{u.id} {u.description}" for u in data.after)
         sections.append(Section((clip(f"after that: {after}", 300),), fair=True))

@@ -110,7 +110,9 @@ def find(
     def passes(step: Step) -> bool:
         if not isolated and passed_at(common_dir, step.tree, command):
             return True
-        outcome = verify.run_in_checkout(root, step.tree, command, init, timeout, isolated)
+        outcome = verify.run_in_checkout(
+            root, step.tree, command, init, timeout, isolated, tip=step.oid
+        )
         if outcome.ok:
             verify.record_pass(common_dir, step.tree, verify.cache_command(command, CHECKOUT))
         return outcome.ok

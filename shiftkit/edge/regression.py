@@ -135,11 +135,13 @@ def run_at_tree(
     workers: int,
     on_done: Callable[[Job, verify.Outcome], None],
     isolated: bool = False,
+    tip: str | None = None,
 ) -> list[tuple[Job, verify.Outcome]]:
     """Each job's verifier at ``tree``, in temporary checkouts of it (``workers`` of them,
     `init` run once in each), in parallel; in the order of ``work``. A verifier that changes
     its checkout fails; `init` failing or changing the checkout raises `InitFailed`.
-    ``isolated``: each checkout with its own `verify.isolated_environment`."""
+    ``isolated``: each checkout with its own `verify.isolated_environment`; ``tip``: the
+    commit whose tree ``tree`` is, or that it is staged on (default HEAD: `assemble`)."""
     cfg = ctx.config
     pending = deque(work)
     results: dict[int, verify.Outcome] = {}
@@ -151,7 +153,7 @@ def run_at_tree(
     def worker() -> None:
         try:
             with adding:
-                checkout = verify.temporary_checkout(ctx.root, tree)
+                checkout = verify.temporary_checkout(ctx.root, tree, tip)
                 target = checkout.__enter__()
             environment = verify.environment_for(ctx.root, isolated)
             env = environment.__enter__()
@@ -202,6 +204,7 @@ class TreeJob(NamedTuple):
     command: str
     init: str
     timeout: float
+    tip: str | None = None  # the commit judged (its person's state: `assemble`); None: HEAD
 
 
 def run_each(
@@ -239,10 +242,10 @@ def run_each(
                     job = pending.popleft()
                 if checkout is None:
                     with adding:
-                        checkout = verify.temporary_checkout(ctx.root, job.tree)
+                        checkout = verify.temporary_checkout(ctx.root, job.tree, job.tip)
                         target = checkout.__enter__()
                 else:
-                    _switch(ctx, target, job.tree)
+                    _switch(ctx, target, job.tree, job.tip)
                 prepared = verify.prepare_checkout(target, job.init, job.timeout)
                 outcome = (
                     prepared._replace(command=job.command)
@@ -285,10 +288,14 @@ def _run_owned(ctx: Context, job: TreeJob, target: Path, owners: Sequence[str]) 
     return readsets.run_measured(ctx.common_dir, owners, job.command, target, job.tree, run)
 
 
-def _switch(ctx: Context, target: Path, tree: str) -> None:
-    """Move a temporary checkout to exactly ``tree``: a throwaway commit of it checked out,
-    every file the tree does not hold removed (ignored ones too: `init` runs again)."""
+def _switch(ctx: Context, target: Path, tree: str, tip: str | None) -> None:
+    """Move a temporary checkout to the tree a verdict on ``tree`` at ``tip`` runs on
+    (`assemble.assembled`): a throwaway commit of it checked out, every file that tree does
+    not hold removed (ignored ones too: `init` runs again)."""
+    from shiftkit.edge import assemble
+
     env = verify.clean_environment()
+    tree = assemble.assembled(ctx.root, tree, tip)
     holder = gitio.run(
         ["commit-tree", tree, "-m", "shiftkit: a temporary commit to verify this tree"],
         ctx.root,

@@ -262,10 +262,12 @@ def run_in_checkout(
     timeout: float,
     isolated: bool = False,
     junit: str = "",
+    tip: str | None = None,
 ) -> Outcome:
-    """``command`` (after ``init``) in a temporary worktree of exactly ``tree``, removed after;
-    ``isolated``: with `isolated_environment`; ``junit``: the setting (`run_verifier`)."""
-    with temporary_checkout(root, tree) as target, environment_for(root, isolated) as env:
+    """``command`` (after ``init``) in a temporary worktree of ``tree`` as judged at ``tip``
+    (`temporary_checkout`), removed after; ``isolated``: with `isolated_environment`;
+    ``junit``: the setting (`run_verifier`)."""
+    with temporary_checkout(root, tree, tip) as target, environment_for(root, isolated) as env:
         prepared = prepare_checkout(target, init, timeout, env)
         if prepared is not None:
             return prepared._replace(command=command)
@@ -338,15 +340,18 @@ def clean_environment() -> dict[str, str]:
 
 
 @contextmanager
-def temporary_checkout(root: Path, tree: str) -> Iterator[Path]:
-    """A temporary worktree of exactly ``tree`` (detached at a throwaway commit of it, so
-    `git status` there compares with the tree), removed after."""
+def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterator[Path]:
+    """A temporary worktree of the tree a verdict on ``tree`` runs on — its files under
+    `code` over the person's state at ``tip`` (default HEAD; `assemble.assembled`) —
+    detached at a throwaway commit of it, so `git status` there compares with that tree;
+    removed after."""
     import shutil
     import tempfile
 
-    from shiftkit.edge import gitio
+    from shiftkit.edge import assemble, gitio
 
     env = clean_environment()
+    tree = assemble.assembled(root, tree, tip)
     parent = gitio.head_oid(root)
     holder = gitio.run(
         [
