@@ -420,14 +420,14 @@ def test_a_sibling_worktree_is_this_project_in_later_calls(scaffold: Path) -> No
     assert guarded(scaffold, "cd ../sibling && git status")[0] == 0
 
 
-def test_the_readme_names_every_enforcement_key() -> None:
+def test_the_rules_page_names_every_enforcement_key() -> None:
     import re
 
     from conftest import REPO_ROOT
 
     from shiftkit.core.config import ENFORCEMENT_KEYS
 
-    text = (REPO_ROOT / "README.md").read_text()
+    text = (REPO_ROOT / "docs" / "reference" / "rules.md").read_text()
     item = text[text.index("10. A commit that changes an enforcement setting") :]
     item = item[: item.index("\n11. ")]
     named = re.findall(r"`([a-z_.]+)`", item.split("(", 1)[1].split(")", 1)[0])

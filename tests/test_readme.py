@@ -1,5 +1,6 @@
-"""The README is true and complete: its runnable blocks run, no sentence is said twice, and its
-feature-list example is a valid list naming every field of the packaged schema."""
+"""The README and the documentation pages are true: their runnable blocks run, no sentence is
+said twice on a page, and the feature-list page's example is a valid list naming every field of
+the packaged schema. (The site itself — it builds, its links resolve — is test_docs_site.py.)"""
 
 from __future__ import annotations
 
@@ -17,6 +18,22 @@ from conftest import REPO_ROOT, run
 from shiftkit.core import resources
 
 README = REPO_ROOT / "README.md"
+DOCS = REPO_ROOT / "docs"
+# The documentation pages (the decision records are records, tested by test_decisions.py).
+PAGES = sorted(path for path in DOCS.rglob("*.md") if "decisions" not in path.parts)
+# Runnable blocks run in the order a reader meets them: each reading in a folder of its own,
+# its pages top to bottom (the first shift works in the project the scaffold page made).
+READINGS = {
+    "the README": [README],
+    "getting started": [
+        DOCS / "getting-started" / "scaffold.md",
+        DOCS / "getting-started" / "adopt.md",
+        DOCS / "getting-started" / "first-shift.md",
+    ],
+}
+FEATURE_LIST = DOCS / "reference" / "feature-list.md"
+FIRST_SHIFT = DOCS / "getting-started" / "first-shift.md"
+COMMANDS = DOCS / "reference" / "commands.md"
 RUNNABLE = "<!-- runnable -->"
 EXAMPLE = "<!-- feature-list-example -->"
 FENCE = "```"
@@ -28,7 +45,7 @@ class Block(NamedTuple):
     text: str
 
 
-def marked_blocks(text: str, marker: str, language: str) -> list[Block]:
+def marked_blocks(text: str, marker: str, language: str, name: str = "README.md") -> list[Block]:
     """The fenced blocks of `language` on the line right under `marker`; a marker above
     anything else is an error, so a marker cannot silently mark nothing."""
     lines = text.splitlines()
@@ -39,16 +56,16 @@ def marked_blocks(text: str, marker: str, language: str) -> list[Block]:
         opening = lines[index + 1].strip() if index + 1 < len(lines) else ""
         if opening != FENCE + language:
             raise AssertionError(
-                f"README.md:{index + 1}: {marker} is not right above {FENCE}{language}"
+                f"{name}:{index + 1}: {marker} is not right above {FENCE}{language}"
             )
         end = next((at for at in range(index + 2, len(lines)) if lines[at].strip() == FENCE), None)
         if end is None:
-            raise AssertionError(f"README.md:{index + 2}: the block never closes")
+            raise AssertionError(f"{name}:{index + 2}: the block never closes")
         blocks.append(Block(index + 3, "\n".join(lines[index + 2 : end]) + "\n"))
     return blocks
 
 
-def run_blocks(blocks: list[Block], folder: Path) -> list[str]:
+def run_blocks(blocks: list[Block], folder: Path, name: str = "README.md") -> list[str]:
     """Run each block with `sh -e` in `folder`, in order (a block may use what an earlier one
     made: the README reads top to bottom); the failures, each naming its line."""
     failures = []
@@ -63,7 +80,7 @@ def run_blocks(blocks: list[Block], folder: Path) -> list[str]:
         )
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
-            failures.append(f"README.md:{block.line}: exit {done.returncode}\n{block.text}{tail}")
+            failures.append(f"{name}:{block.line}: exit {done.returncode}\n{block.text}{tail}")
     return failures
 
 
@@ -96,16 +113,33 @@ def repeated(text: str) -> list[str]:
     return [seen[key] for key, n in counts.items() if n > 1]
 
 
-def test_the_readme_marks_the_offline_blocks_runnable() -> None:
-    blocks = marked_blocks(README.read_text(), RUNNABLE, "sh")
+def name(path: Path) -> str:
+    return str(path.relative_to(REPO_ROOT))
+
+
+def runnable(path: Path) -> list[Block]:
+    return marked_blocks(path.read_text(encoding="utf-8"), RUNNABLE, "sh", name(path))
+
+
+def test_the_docs_mark_the_offline_blocks_runnable() -> None:
+    assert runnable(README), "the README's quick start runs"
+    blocks = [block for path in READINGS["getting started"] for block in runnable(path)]
     assert len(blocks) >= 3
     code = "".join(block.text for block in blocks)
     for command in ("shiftkit new", "shiftkit claim", "shiftkit finish", "shiftkit check"):
         assert command in code
+    read = {path for paths in READINGS.values() for path in paths}
+    unread = [name(path) for path in [README, *PAGES] if runnable(path) and path not in read]
+    assert unread == [], "a page with runnable blocks belongs in a reading"
 
 
-def test_every_runnable_block_of_the_readme_exits_0(tmp_path: Path) -> None:
-    failures = run_blocks(marked_blocks(README.read_text(), RUNNABLE, "sh"), tmp_path)
+@pytest.mark.parametrize("reading", sorted(READINGS))
+def test_every_runnable_block_exits_0(reading: str, tmp_path: Path) -> None:
+    failures = [
+        failure
+        for path in READINGS[reading]
+        for failure in run_blocks(runnable(path), tmp_path, name(path))
+    ]
     assert not failures, "\n\n".join(failures)
 
 
@@ -120,8 +154,9 @@ def test_a_marker_above_no_block_is_an_error() -> None:
         marked_blocks(f"{RUNNABLE}\n\n```sh\ntrue\n```\n", RUNNABLE, "sh")
 
 
-def test_no_sentence_of_the_readme_is_said_twice() -> None:
-    assert repeated(README.read_text()) == []
+@pytest.mark.parametrize("path", [README, *PAGES], ids=name)
+def test_no_sentence_of_a_page_is_said_twice(path: Path) -> None:
+    assert repeated(path.read_text(encoding="utf-8")) == []
 
 
 def test_a_sentence_said_twice_is_found() -> None:
@@ -131,31 +166,32 @@ def test_a_sentence_said_twice_is_found() -> None:
     assert repeated(text.replace(said, "Short one.")) == []
 
 
-def test_the_readme_feature_list_example_is_valid_and_every_field_is_explained(
+def test_the_feature_list_example_is_valid_and_every_field_is_explained(
     tmp_path: Path,
 ) -> None:
-    text = README.read_text()
-    (example,) = marked_blocks(text, EXAMPLE, "json")
+    text = FEATURE_LIST.read_text(encoding="utf-8")
+    (example,) = marked_blocks(text, EXAMPLE, "json", name(FEATURE_LIST))
     path = tmp_path / "example.json"
     path.write_text(example.text)
     result = run(["shiftkit", "validate", str(path)], tmp_path)
     assert result.returncode == 0, result.output
     document = json.loads(example.text)
     assert document["$schema"] == ".shiftkit/features.schema.json"
-    section = text[text.index("## The feature list") :]
-    section = section[: section.index("\n## ", 1)]
     schema = json.loads(resources.schema_path().read_text())
     for field in schema["$defs"]["feature"]["properties"]:
-        assert f"| `{field}` |" in section, field
+        assert f"| `{field}` |" in text, field
+    loading = FIRST_SHIFT.read_text(encoding="utf-8")
+    loading = loading[loading.index("## Loading a feature list") :]
+    loading = loading[: loading.index("\n## ", 1)]
     for command in ("shiftkit add", "shiftkit new DIR --features FILE", "shiftkit import FILE"):
-        assert command in section
+        assert command in loading
 
 
-def test_the_readme_names_the_help_sections_as_help_shows_them() -> None:
+def test_the_commands_page_names_the_help_sections_as_help_shows_them() -> None:
     from shiftkit.cli import SECTIONS
 
     titles = [re.sub(r" \(.*\)$", "", title) for title, _ in SECTIONS]
     named = ", ".join(title[0].lower() + title[1:] for title in titles)
     count = {3: "three", 4: "four", 5: "five"}[len(titles)]
-    text = " ".join(README.read_text(encoding="utf-8").split())
+    text = " ".join(COMMANDS.read_text(encoding="utf-8").split())
     assert f"`shiftkit --help` lists them in {count} sections — {named} —" in text
