@@ -218,9 +218,9 @@ def bootstrap(
 ) -> int:
     """The template's task: git init, import, install hooks, first commit; or, given copier's
     operation and template, the adoption or merge of shiftkit's part (decision 0037)."""
-    from shiftkit.commands import bootstrap as task
+    from shiftkit.commands import template_task
 
-    task.task(Path.cwd(), operation, template, template_ref, features_import, quiet)
+    template_task.task(Path.cwd(), operation, template, template_ref, features_import, quiet)
     return OK
 
 

@@ -178,24 +178,6 @@ def adopted_already(destination: Path) -> None:
     )
 
 
-def task(
-    destination: Path,
-    operation: str,
-    template: str,
-    template_ref: str,
-    features_import: str,
-    quiet: bool,
-) -> None:
-    """The template's task (`shiftkit bootstrap`): given copier's `operation`, the adoption or
-    merge of shiftkit's part (`template_task`, decision 0037); else `bootstrap`."""
-    if operation:
-        from shiftkit.commands import template_task
-
-        template_task.run(destination, operation, template, template_ref, features_import, quiet)
-    else:
-        bootstrap(destination, features_import)
-
-
 def import_cmd(
     source: Path, output: Path | None, write: Callable[[str], None], warn: Callable[[str], None]
 ) -> None:

@@ -226,3 +226,20 @@ def merge_into(destination: Path, rendered: dict[str, tuple[bytes, int]]) -> Non
             if step.action == adoption.CREATE:
                 target.chmod(rendered[step.path][1])
             print(f"{step.action:>10}  {step.path}")
+
+
+def task(
+    destination: Path,
+    operation: str,
+    template: str,
+    template_ref: str,
+    features_import: str,
+    quiet: bool,
+) -> None:
+    """The template's task (`shiftkit bootstrap`): given copier's `operation`, the adoption or
+    merge of shiftkit's part (`run`, decision 0037); else `bootstrap.bootstrap`. (Here, not
+    in `bootstrap`: adopt -> bootstrap -> template_task -> adopt was an import circle.)"""
+    if operation:
+        run(destination, operation, template, template_ref, features_import, quiet)
+    else:
+        bootstrap.bootstrap(destination, features_import)
