@@ -1006,7 +1006,9 @@ def main(argv: list[str]) -> int:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx else ""
         print(f"shiftkit: {one_line(exc.format_message())}{where}", file=sys.stderr)
         return USAGE
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise KeyboardInterrupt from None  # (Ctrl-C: `main` says what is kept, exit 130)
         print("shiftkit: aborted", file=sys.stderr)
         return REFUSED
     except click.ClickException as exc:

@@ -45,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     except ShiftkitError as exc:
         return report(exc)
     except KeyboardInterrupt:
-        print("shiftkit: interrupted", file=sys.stderr)
+        print(
+            "shiftkit: interrupted: what was committed stays and nothing is half-written; a "
+            "claim this session held is still yours (`shiftkit start` shows where things are)",
+            file=sys.stderr,
+        )
         return 130
     except Exception as exc:  # a bug: say so in one line, traceback only on request
         if os.environ.get("SHIFTKIT_DEBUG"):
