@@ -40,6 +40,7 @@ def commits_in(
         if rev is not None and _commit_oid(root, rev) is None:
             raise BadInput(f"{name} {rev!r}: not a commit in this repository")
     if tip is None and gitio.head_oid(root) is None:
+        unborn_head(root)
         return []
     oid = _commit_oid(root, tip) if tip is not None else "HEAD"
     selected = protocol_commits(
@@ -55,6 +56,20 @@ def commits_in(
             f"audit a range after it with --since"
         )
     return selected
+
+
+def unborn_head(root: Path) -> None:
+    """Raise when HEAD names a branch with no commit while the repository has commits (a
+    clone whose remote HEAD names a missing branch): "0 commits checked" would be a pass."""
+    branches = gitio.out(["for-each-ref", "--count=3", "--format=%(refname:short)"], root).split()
+    if not branches:
+        return  # (an empty repository: nothing to judge, truly)
+    name = gitio.run(["symbolic-ref", "-q", "--short", "HEAD"], root, check=False).stdout.strip()
+    raise BadInput(
+        f"HEAD names the branch {name or '?'!r}, which has no commit, while this repository "
+        f"has {', '.join(branches)}: check out the branch to judge (`git checkout "
+        f"{branches[0]}`) or name it: `shiftkit audit REV`"
+    )
 
 
 def tip_oid(root: Path, rev: str | None) -> str | None:
