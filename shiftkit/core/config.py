@@ -65,6 +65,9 @@ class Config(NamedTuple):
     # globs of what the agent's work may change: a verdict reads these files from the judged
     # commit and everything else as a person last left it (decision record 0086)
     code: tuple[str, ...] = ()
+    # variables of the caller's environment a verifier and `init` get beside the fixed ones
+    # (PATH, HOME, TMPDIR, locale, terminal, user): nothing else reaches them (0088)
+    env: tuple[str, ...] = ()
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -91,6 +94,7 @@ ENFORCEMENT_KEYS = (
     "decisions",  # (moving the folder would step around rule 13)
     "oracle",  # (what rule 14 keeps out of the agent's reach)
     "code",  # (the agent's ground: widening it would let the judged commit pick its judge)
+    "env",  # (a variable the verifier gets can change its verdict: PYTEST_ADDOPTS)
     "log.keep",
     "log.block",
     "log.archive",
@@ -204,6 +208,9 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
         if key in ("oracle", "code") and cls is Config:
             values[key] = _read_paths(value, f"{prefix}.{key}", source)
             continue
+        if key == "env" and cls is Config:
+            values[key] = _read_names(value, f"{prefix}.{key}", source)
+            continue
         expected = type(defaults[key])
         if expected is float and type(value) in (int, float) and not _finite(value):
             raise BadInput(
@@ -265,6 +272,20 @@ def _read_paths(value: object, where: str, source: str) -> tuple[str, ...]:
                 f"{source}: key '{where}' must hold paths inside the project (relative, no "
                 f"'..'), got {_shown(repr(item))}"
             )
+    return tuple(value)
+
+
+def _read_names(value: object, where: str, source: str) -> tuple[str, ...]:
+    """A list of environment variable names (`env`)."""
+    import re
+
+    if not isinstance(value, list) or not all(
+        isinstance(item, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", item) for item in value
+    ):
+        raise BadInput(
+            f"{source}: key '{where}' must be a list of environment variable names like "
+            f'["DATABASE_URL"], got {_shown(repr(value))}'
+        )
     return tuple(value)
 
 

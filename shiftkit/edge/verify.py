@@ -64,11 +64,14 @@ def run_command(
     prefix: Sequence[str] = (),
 ) -> Outcome:
     """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
-    background process that keeps the descriptors open cannot hang us. ``prefix``: argv the
-    shell runs under (a tracer: `readsets.Measure.prefix`)."""
+    background process that keeps the descriptors open cannot hang us. ``env``: default
+    `verifier_environment` with the `env` setting of the project at ``cwd``. ``prefix``: argv
+    the shell runs under (a tracer: `readsets.Measure.prefix`)."""
     import subprocess
     import tempfile
 
+    if env is None:
+        env = verifier_environment(os.environ, named_variables(cwd))
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
@@ -302,13 +305,16 @@ def isolated_path(path: str, repository: str, home: str) -> str:
 
 
 def isolated_environment(
-    base: dict[str, str] | os._Environ[str], repository: Path, home: Path
+    base: dict[str, str] | os._Environ[str],
+    repository: Path,
+    home: Path,
+    named: Sequence[str] = (),
 ) -> dict[str, str]:
     """The environment of an isolated init or verifier: the locale and terminal of ``base``,
     ``home`` (a fresh, throwaway folder) as HOME and TMPDIR's parent, and `isolated_path`.
     No token, no git or Python variable, no shiftkit setting reaches the code being judged,
     and nothing it writes under HOME outlives the run."""
-    env = {key: base[key] for key in KEPT_VARIABLES if key in base}
+    env = {key: base[key] for key in (*KEPT_VARIABLES, *named) if key in base}
     env["HOME"] = str(home)
     env["TMPDIR"] = str(home / "tmp")
     env["PATH"] = isolated_path(base.get("PATH", ""), str(repository), base.get("HOME", ""))
@@ -328,9 +334,44 @@ def environment_for(root: Path, isolated: bool) -> Iterator[dict[str, str] | Non
     home = Path(tempfile.mkdtemp(prefix="shiftkit-home-"))
     (home / "tmp").mkdir()
     try:
-        yield isolated_environment(os.environ, root, home)
+        yield isolated_environment(os.environ, root, home, named_variables(root))
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+# What every verifier and `init` keeps of the caller's environment (decision record 0088):
+# where programs are, the user, temp, locale and terminal. Nothing else — no PYTEST_*,
+# PYTHON*, LD_*, COVERAGE_*, VIRTUAL_ENV, no token — so a variable in an agent's shell
+# cannot change a verdict, and a hook, `finish`, the harnesses and CI judge alike.
+PERSON_VARIABLES = ("PATH", "HOME", "TMPDIR", "USER", "LOGNAME", *KEPT_VARIABLES)
+
+
+def verifier_environment(
+    base: dict[str, str] | os._Environ[str], named: Sequence[str] = ()
+) -> dict[str, str]:
+    """The environment of a verifier or `init`: `PERSON_VARIABLES` (and any `LC_*`) of
+    ``base``, and the variables the settings name (`env`)."""
+    wanted = {*PERSON_VARIABLES, *named}
+    return {key: value for key, value in base.items() if key in wanted or key.startswith("LC_")}
+
+
+_NAMED: dict[tuple[str, float], tuple[str, ...]] = {}
+
+
+def named_variables(folder: Path) -> tuple[str, ...]:
+    """The `env` setting of the project at ``folder`` (its `.shiftkit.toml`, as the file there
+    holds it: in a checkout, the assembled tree's, a person's); none when unreadable."""
+    from shiftkit.core import config
+    from shiftkit.core.errors import BadInput
+
+    path = Path(folder) / config.CONFIG_FILE
+    try:
+        key = (str(path), path.stat().st_mtime)
+        if key not in _NAMED:
+            _NAMED[key] = config.parse(path.read_text(encoding="utf-8")).env
+        return _NAMED[key]
+    except (OSError, ValueError, BadInput):
+        return ()
 
 
 def clean_environment() -> dict[str, str]:
@@ -451,7 +492,7 @@ def prepare_checkout(
     place. ``env``: default `clean_environment`."""
     if not init:
         return None
-    prepared = run_command(init, target, timeout, env or clean_environment())
+    prepared = run_command(init, target, timeout, env)
     if not prepared.ok:
         return prepared._replace(
             output=(
@@ -477,7 +518,7 @@ def run_in(
     """``command`` in a prepared temporary checkout (`run_verifier`, ``junit`` the setting); a
     verifier that leaves the checkout other than the tree it judged has failed (the checkout
     is then put back). ``env``: default `clean_environment`; ``prefix``: as `run_command`'s."""
-    outcome = run_verifier(command, target, timeout, env or clean_environment(), junit, prefix)
+    outcome = run_verifier(command, target, timeout, env, junit, prefix)
     changes = checkout_changes(target)
     if not changes:
         return outcome
