@@ -88,9 +88,11 @@ def test_an_isolated_run_cannot_reach_or_leave_anything(
     assert not plain.ok
 
 
-def test_audit_and_check_isolated_refuse_a_verifier_that_needs_the_runners_secrets(
+def test_a_verifier_that_needs_the_runners_secrets_fails_locally_as_in_ci(
     scaffold: Path,
 ) -> None:
+    """A variable of the caller's reaches no verifier, local or isolated, unless a person
+    names it in `env` (decision record 0088): local and CI verdicts are the same."""
     p = scaffold
     ok(
         p,
@@ -107,14 +109,20 @@ def test_audit_and_check_isolated_refuse_a_verifier_that_needs_the_runners_secre
     assert shiftkit(p, "claim", "F001", env=token).returncode == 0
     (p / "service.txt").write_text("done\n")
     git_ok(p, "add", "service.txt")
+    refused = shiftkit(p, "finish", "-m", "talk to the service", env=token)
+    assert refused.returncode == 1, refused.output
+    settings = p / ".shiftkit.toml"
+    settings.write_text(
+        settings.read_text().replace("[shiftkit]\n", '[shiftkit]\nenv = ["SERVICE_TOKEN"]\n', 1)
+    )
+    message = ("-m", "Name the token", "-m", "Shiftkit-Override: it needs it")
+    git_ok(p, "commit", "-q", *message, "--", ".shiftkit.toml")
     finished = shiftkit(p, "finish", "-m", "talk to the service", env=token)
     assert finished.returncode == 0, finished.output
-    plain = shiftkit(p, "audit", "--reverify", env=token)
-    assert plain.returncode == 0, plain.output
-    isolated = shiftkit(p, "audit", "--reverify", "--isolated", env=token)
-    assert isolated.returncode == 1, isolated.output
-    assert "F001" in isolated.stdout and "fails when re-run" in isolated.stdout
-    assert shiftkit(p, "check", "--no-demote", env=token).returncode == 0
-    checked = shiftkit(p, "check", "--no-demote", "--isolated", env=token)
+    for isolated in ([], ["--isolated"]):
+        audited = shiftkit(p, "audit", "--reverify", *isolated, env=token)
+        assert audited.returncode == 0, audited.output
+        assert shiftkit(p, "check", "--no-demote", *isolated, env=token).returncode == 0
+    checked = shiftkit(p, "check", "--no-demote", "--isolated")
     assert checked.returncode == 1 and "F001" in checked.output, checked.output
     assert git_ok(p, "status", "--porcelain") == ""  # --no-demote: nothing committed
