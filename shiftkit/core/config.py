@@ -62,6 +62,8 @@ class Config(NamedTuple):
     # paths or globs every feature's verifier judges by, unless the feature names its own
     # (decision record 0048)
     oracle: tuple[str, ...] = ()
+    # file-name globs `finish` warns of as scratch, beside its own (decision record 0093)
+    scratch: tuple[str, ...] = ()
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -195,6 +197,9 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
         if key in _TABLES and cls is Config:
             continue
         if key == "oracle" and cls is Config:
+            values[key] = _read_paths(value, f"{prefix}.{key}", source)
+            continue
+        if key == "scratch" and cls is Config:
             values[key] = _read_paths(value, f"{prefix}.{key}", source)
             continue
         expected = type(defaults[key])
