@@ -156,6 +156,7 @@ def verify_head(
     if (failing or repaired) and demote:
         demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)", blamed, repaired)
         state.add_demoted(ctx.git_dir, [feature.id for feature, _ in failing])
+        state.drop_demoted(ctx.git_dir, [job.feature.id for job in repaired])
     return Report(
         head=demoted_in or head,
         tree=tree,
