@@ -413,9 +413,9 @@ def demote(
             else f"{', '.join(again)} pass again {where} and are to be re-marked"
         )
         raise Refused(
-            f"{what}, but {', '.join(dirty)} has uncommitted changes, and the commit "
-            f"commits it: commit or restore it (`git restore -- {' '.join(dirty)}`), then "
-            f"run `shiftkit check`"
+            f"{what}, but {', '.join(dirty)} has uncommitted changes, and the "
+            f"{'demotion' if ids else 're-mark'} commits it: commit or restore it "
+            f"(`git restore -- {' '.join(dirty)}`), then run `shiftkit check`"
         )
     from shiftkit.edge.project import read_features
 
