@@ -124,11 +124,42 @@ def test_finish_warns_of_untracked_files_that_look_like_scratch(calc: Path) -> N
     ok(calc, "claim")
     implement(calc, "add")  # (a change in calc/)
     write(calc / "calc" / "helpers.py", "")  # new, beside the change: work
-    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "experiments/run.py"):
+    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "NOTES.md"):
         write(calc / scratch, "x\n")
     out = ok(calc, "finish", "-m", "add two numbers")
     [warning] = [line for line in out.splitlines() if line.startswith("warning:")]
-    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "experiments/run.py"):
+    for scratch in ("debug.log", "notes.txt", "calc/tmp_try.py", "NOTES.md"):
         assert scratch in warning
     assert "calc/helpers.py" not in warning
     assert ".gitignore" in warning and ".git/info/exclude" in warning
+
+
+def test_new_files_of_the_change_are_work_wherever_they_are(calc: Path) -> None:
+    """The trial's two cases (issue 36): a new package beside the change, and a new test
+    file, are work — never "look like scratch", whatever folders the change touches. Only
+    names are scratch: shiftkit's globs and the project's `scratch` key."""
+    toml = (calc / ".shiftkit.toml").read_text()
+    write(
+        calc / ".shiftkit.toml",
+        toml.replace("[shiftkit]\n", '[shiftkit]\nscratch = ["*.bak"]\n', 1),
+    )
+    git_ok(calc, "commit", "-q", "-am", "Name backups as scratch")
+    ok(calc, "claim")
+    ok(calc, "finish", "-m", "the environment builds")
+    ok(calc, "claim")
+    implement(calc, "add")  # (a change in calc/ alone)
+    work = ("budget/__init__.py", "budget/__main__.py", "budget/cli.py", "tests/test_undo_more.py")
+    for path in work:
+        write(calc / path, "\n")
+    out = ok(calc, "finish", "-m", "add two numbers")
+    assert "warning:" not in out, out
+    assert set(work) <= set(git_ok(calc, "ls-files").split())
+    ok(calc, "claim")
+    implement(calc, "sub")
+    for path in ("notes.md", "tmp_x.py", "budget/cli.py.bak", "tests/test_sub_more.py"):
+        write(calc / path, "\n")
+    out = ok(calc, "finish", "-m", "subtract two numbers")
+    [warning] = [line for line in out.splitlines() if line.startswith("warning:")]
+    assert "notes.md" in warning and "tmp_x.py" in warning and "budget/cli.py.bak" in warning
+    assert "tests/test_sub_more.py" not in warning
+    assert "*.bak" in warning  # (the names it keys on)

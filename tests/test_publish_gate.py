@@ -432,11 +432,14 @@ def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
     git_ok(two, "rm", "-q", "-f", "one.txt")
     git_ok(two, "commit", "-q", "-m", "Merge origin/main: keep ours")
     assert _passes(two, "HEAD") and git(two, "cat-file", "-e", "HEAD:one.txt").returncode != 0
+    remote_side = git_ok(two, "rev-parse", "HEAD^2").strip()
     synced = shiftkit(two, "sync")
     assert "published with this push" in synced.stdout, synced.output
     _never_lies(bare, tmp_path)
     entry = git_ok(bare, "show", "main:claude-progress.txt").rsplit("demoted (regression)", 1)[1]
-    assert "the first of the push that marks it passing" in entry, entry
+    # The merge itself is the commit that broke it: its side from the remote passed, its own
+    # side never marked F001 (decision record 0093).
+    assert f"it first fails at this commit (last passed at {remote_side[:7]})" in entry, entry
     _log_names_only_published_commits(bare)
 
 

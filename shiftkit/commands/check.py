@@ -49,6 +49,7 @@ class Report(NamedTuple):
     since: str | None = None  # --since: the commit the change is measured from
     affected: tuple[str, ...] = ()  # the features that change can break: verified first
     restored: tuple[tuple[str, str], ...] = ()  # (feature id, its overlay's note): 0081
+    remarked: tuple[str, ...] = ()  # demoted features passing again: re-marked (0093)
 
     @property
     def all_pass(self) -> bool:
@@ -79,6 +80,7 @@ class Report(NamedTuple):
             "since": self.since,
             "affected": list(self.affected),
             "oracle_restored": dict(self.restored),
+            "remarked": list(self.remarked),
         }
 
     def _blame_json(self, feature_id: str) -> dict[str, Any]:
@@ -116,6 +118,9 @@ def verify_head(
     todo = [job for job, done in zip(work, checked, strict=True) if not done]
     since_oid, first = _affected_first(ctx, since, todo)
     todo = [*first, *(job for job in todo if job not in first)]
+    # (a demoted feature earned before that passes here is repaired: re-marked, decision 0093)
+    repairable = regression.repairable(ctx, feature_list) if demote else []
+    todo += repairable
     count = workers or os.cpu_count() or 1
     done = [0]
 
@@ -141,20 +146,23 @@ def verify_head(
             verify.record_pass(ctx.common_dir, at, verify.cache_command(job.command, key))
         if job in restored:
             results[n] = (job, outcome._replace(note=restored[job].note()))
+    repaired = [job for job, outcome in results if job in repairable and outcome.ok]
+    results = [(job, outcome) for job, outcome in results if job not in repairable]
     passed = [job.feature.id for job in cached] + [j.feature.id for j, o in results if o.ok]
     state.stamp_verified(ctx.common_dir, passed)
     failing = [(job.feature, outcome) for job, outcome in results if not outcome.ok]
     demoted_in: str | None = None
     blamed = regression.blame(ctx, failing, head, isolated) if failing else {}
-    if failing and demote:
-        demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)", blamed)
+    if (failing or repaired) and demote:
+        demoted_in = regression.demote(ctx, failing, "at HEAD (`shiftkit check`)", blamed, repaired)
         state.add_demoted(ctx.git_dir, [feature.id for feature, _ in failing])
+        state.drop_demoted(ctx.git_dir, [job.feature.id for job in repaired])
     return Report(
         head=demoted_in or head,
         tree=tree,
         features=len(feature_list),
         passing=len(passing),
-        ran=len(todo),
+        ran=len(todo) - len(repairable),
         cached=len(cached),
         passed=passed,
         failed=failing,
@@ -165,6 +173,7 @@ def verify_head(
         since=since_oid,
         affected=tuple(job.feature.id for job in first),
         restored=tuple((job.feature.id, made.note()) for job, made in restored.items()),
+        remarked=tuple(job.feature.id for job in repaired),
     )
 
 
@@ -264,7 +273,14 @@ def _text(report: Report) -> str:
         lines += [f"    {line}" for line in (outcome.last_lines() or "(no output)").splitlines()]
     if report.unverifiable:
         lines.append(f"cannot be checked (no verify command): {', '.join(report.unverifiable)}")
-    if report.demoted_in:
+    if report.remarked:
+        ids = ", ".join(report.remarked)
+        lines.append(
+            f"re-marked {ids} passing in {short(report.head)}: demoted before, "
+            f"{'its verifier passes' if len(report.remarked) == 1 else 'their verifiers pass'}"
+            f" again at HEAD"
+        )
+    if report.demoted_in and report.failed:
         ids = ", ".join(f.id for f, _ in report.failed)
         lines.append(f"demoted {ids} in {short(report.demoted_in)}: repair first")
     elif report.failed:

@@ -106,6 +106,29 @@ def _carried(job: regression.Job) -> verify.Outcome:
     return verify.Outcome(job.command, True, 0, 0.0, "(passed at another tree just now)")
 
 
+def _repaired(ctx: Context, feature_list: features.FeatureList) -> list[regression.Job]:
+    """The demoted features earned before that pass at HEAD's tree (in a checkout of it), when
+    HEAD moved since the last start check — a merge or a sync may have repaired them — to be
+    re-marked in the commit the check makes (decision record 0093)."""
+    previous = last_check(ctx)
+    head = gitio.head_oid(ctx.root)
+    if head is None or (previous is not None and previous.head == head):
+        return []
+    candidates = regression.repairable(ctx, feature_list)
+    if not candidates:
+        return []
+    tree = regression.head_tree(ctx.root)
+    try:
+        ran = regression.run_at_tree(ctx, tree, candidates, 1, lambda job, outcome: None)
+    except regression.InitFailed:
+        return []
+    key = regression.CHECKOUT
+    for job, outcome in ran:
+        if outcome.ok:
+            verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, key))
+    return [job for job, outcome in ran if outcome.ok]
+
+
 def run_checks(ctx: Context, say: Say) -> orientation.Checks:
     cfg = ctx.config
     steps = (_run_step(ctx, "init", cfg.init, say), _run_step(ctx, "smoke", cfg.smoke, say))
@@ -138,17 +161,22 @@ def run_checks(ctx: Context, say: Say) -> orientation.Checks:
             summary = f"passed (at tree {short(at)}, just now; nothing it reads changed since)"
         results.append(orientation.Regression(job.feature.id, outcome.ok, summary))
         say(f"check regression {job.feature.id}: {summary}")
-    if failing:
+    repaired = _repaired(ctx, feature_list) if complete else []
+    if failing or repaired:
         try:
-            blamed = regression.blame(ctx, failing)
-            demoted_head = regression.demote(ctx, failing, "at session start", blamed)
+            blamed = regression.blame(ctx, failing) if failing else {}
+            made = regression.demote(ctx, failing, "at session start", blamed, repaired)
         except Refused as refused:
             complete = False
             say(f"shiftkit: {refused.message}")
         else:
             demoted = [f.id for f, _ in failing]
             who = "".join(f"; {key} {named.text()}" for key, named in blamed.items())
-            say(f"demoted {', '.join(demoted)} in {short(demoted_head)}{who}: repair first")
+            if demoted:
+                say(f"demoted {', '.join(demoted)} in {short(made)}{who}: repair first")
+            if repaired:
+                ids = ", ".join(job.feature.id for job in repaired)
+                say(f"re-marked {ids} passing in {short(made)}: demoted before, passing at HEAD")
     record = orientation.Checks(
         head=gitio.head_oid(ctx.root),
         at=iso_now(),

@@ -68,6 +68,8 @@ class Config(NamedTuple):
     # variables of the caller's environment a verifier and `init` get beside the fixed ones
     # (PATH, HOME, TMPDIR, locale, terminal, user): nothing else reaches them (0088)
     env: tuple[str, ...] = ()
+    # file-name globs `finish` warns of as scratch, beside its own (decision record 0093)
+    scratch: tuple[str, ...] = ()
     log: LogConfig = LogConfig()
     claims: ClaimsConfig = ClaimsConfig()
     people: PeopleConfig = PeopleConfig()
@@ -210,6 +212,9 @@ def _read_table(cls: Any, table: dict[str, Any], prefix: str, source: str) -> di
             continue
         if key == "env" and cls is Config:
             values[key] = _read_names(value, f"{prefix}.{key}", source)
+            continue
+        if key == "scratch" and cls is Config:
+            values[key] = _read_paths(value, f"{prefix}.{key}", source)
             continue
         expected = type(defaults[key])
         if expected is float and type(value) in (int, float) and not _finite(value):

@@ -20,15 +20,16 @@ if TYPE_CHECKING:
 
 Say = Callable[[str], None]
 
-# Untracked names that look like an agent's scratch rather than the work (decision 0055).
+# Untracked file names that look like an agent's scratch rather than the work (decision
+# 0055); `scratch` in .shiftkit.toml adds more. Names only, never where a file is: a new
+# package or a new test is work (decision record 0093).
 SCRATCH = ("*.log", "notes*", "tmp*", "scratch*")
 
 
 def say_unstaged(ctx: Context, say: Say) -> None:
     """`finish` commits the whole work tree (`git add -A`; what .gitignore matches never):
     it names every path it adds that was not staged, so nothing lands unseen, and warns of
-    untracked files that look like scratch (`SCRATCH`, or outside every directory the
-    change touches otherwise)."""
+    untracked files whose names look like scratch (`scratch_paths`)."""
     ours = bookkeeping(ctx)
     added = sorted({path for path in verify.unstaged_paths(ctx.root) if path not in ours})
     if added:
@@ -37,46 +38,31 @@ def say_unstaged(ctx: Context, say: Say) -> None:
     if scratch:
         say(
             f"warning: {', '.join(scratch[:5])}{' …' if len(scratch) > 5 else ''} "
-            f"look{'s' if len(scratch) == 1 else ''} like scratch, not work, and will be "
-            f"committed; delete {'it' if len(scratch) == 1 else 'them'}, or keep such files "
-            f"out with .gitignore (or .git/info/exclude) before `shiftkit finish`"
+            f"look{'s' if len(scratch) == 1 else ''} like scratch (by name: "
+            f"{', '.join(scratch_names(ctx))}), not work, and will be committed; if "
+            f"{'it is' if len(scratch) == 1 else 'they are'} scratch, delete "
+            f"{'it' if len(scratch) == 1 else 'them'}, or keep such files out with "
+            f".gitignore (or .git/info/exclude) before `shiftkit finish`"
         )
+
+
+def scratch_names(ctx: Context) -> tuple[str, ...]:
+    """The file-name globs of scratch: shiftkit's, then the project's (`scratch`)."""
+    return tuple(dict.fromkeys((*SCRATCH, *ctx.config.scratch)))
 
 
 def scratch_paths(ctx: Context, ours: frozenset[str]) -> list[str]:
-    """Untracked files (not ignored) whose names look like scratch, or that lie outside
-    every directory the rest of the change touches."""
-    untracked = [
+    """Untracked files (not ignored) whose file names match a scratch glob
+    (`scratch_names`). Where a file lies says nothing: new files of the change are work."""
+    patterns = [glob.lower() for glob in scratch_names(ctx)]  # (NOTES.md is notes too)
+    listing = gitio.out(["ls-files", "--others", "--exclude-standard", "-z"], ctx.root)
+    return [
         path
-        for path in gitio.out(["ls-files", "--others", "--exclude-standard", "-z"], ctx.root).split(
-            "\0"
-        )
-        if path and path not in ours
+        for path in listing.split("\0")
+        if path
+        and path not in ours
+        and any(fnmatch.fnmatchcase(path.rsplit("/", 1)[-1].lower(), glob) for glob in patterns)
     ]
-    if not untracked:
-        return []
-    tracked_changes = [
-        path
-        for path in gitio.out(["diff", "HEAD", "--name-only", "-z"], ctx.root).split("\0")
-        if path and path not in ours
-    ]
-    folders = {_folder(path) for path in tracked_changes}
-    found = []
-    for path in untracked:
-        name = path.rsplit("/", 1)[-1]
-        looks = any(fnmatch.fnmatch(name, pattern) for pattern in SCRATCH)
-        if looks or (folders and not _inside(_folder(path), folders)):
-            found.append(path)
-    return found
-
-
-def _inside(folder: str, folders: set[str]) -> bool:
-    """``folder`` is one of ``folders`` or below one (the root, ``""``, holds only itself)."""
-    return folder in folders or any(f and folder.startswith(f + "/") for f in folders)
-
-
-def _folder(path: str) -> str:
-    return path.rpartition("/")[0]
 
 
 def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:

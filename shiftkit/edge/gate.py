@@ -146,14 +146,8 @@ class Others(NamedTuple):
 
 
 def earned_before(ctx: Context) -> set[str]:
-    """Features a demotion entry in HEAD's log or archive names: they passed once (rule 5
-    lets a demotion entry in only with its demotion)."""
-    from shiftkit.core import rules
-
-    cfg = ctx.config
-    return rules.earned_before(
-        gitio.read_blobs(ctx.root, [f"HEAD:{name}" for name in (cfg.progress, cfg.log.archive)])
-    )
+    """Features a demotion entry in HEAD's log or archive names: they passed once."""
+    return regression.earned_before(ctx)
 
 
 def others_to_verify(

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from shiftkit.core import features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
-from shiftkit.edge import culprit, files, gitio, readsets, state, verify
+from shiftkit.edge import culprit, files, gitio, ledger, readsets, state, verify
 from shiftkit.edge.committing import commit_bookkeeping
 from shiftkit.edge.context import (
     Context,
@@ -326,7 +326,7 @@ def blame(
     isolated: bool = False,
 ) -> dict[str, culprit.Culprit]:
     """Who broke each of ``failing`` (its verifier fails at ``tip``, default HEAD): the first
-    commit since its last pass at which it fails (`culprit.find`, a bounded bisect;
+    commit since its last pass at which it fails (`culprit.find`, a bounded search;
     ``isolated``: its runs in `verify.isolated_environment`)."""
     tip = tip or gitio.head_oid(ctx.root)
     if tip is None:
@@ -342,6 +342,7 @@ def blame(
             cfg.init,
             cfg.verify_timeout,
             isolated,
+            cfg.features,
         )
         if named is not None:
             found[feature.id] = named
@@ -364,23 +365,63 @@ def demotion_entry(
     return progress.format_entry(log_time(), feature_id, DEMOTED_OUTCOME, base, body)
 
 
+def earned_before(ctx: Context) -> set[str]:
+    """Features a demotion entry in HEAD's log or archive names: they passed once (rule 5
+    lets a demotion entry in only with its demotion)."""
+    from shiftkit.core import rules
+
+    cfg = ctx.config
+    return rules.earned_before(
+        gitio.read_blobs(ctx.root, [f"HEAD:{name}" for name in (cfg.progress, cfg.log.archive)])
+    )
+
+
+def repairable(ctx: Context, feature_list: features.FeatureList) -> list[Job]:
+    """The demoted features of ``feature_list`` earned before: a pass of their verifier at a
+    verified tree re-marks them (decision record 0093)."""
+    earned = earned_before(ctx)
+    ids = [f.id for f in feature_list.features if not f.passes and f.id in earned]
+    return jobs(feature_list, ids, ctx.config.verify)
+
+
+def remark_entry(feature_id: str, tree: str, head: str, base: str) -> str:
+    """The log entry of one re-mark: where its verifier passed again."""
+    from shiftkit.core import rules
+
+    body = (
+        f"demoted by a regression after it had passed; its verifier passes again at "
+        f"{short(head)} (tree {short(tree)}), so it is re-marked passing there"
+    )
+    return progress.format_entry(
+        log_time(), feature_id, f"{rules.REMARKED} passing (repaired)", base, body
+    )
+
+
 def demote(
     ctx: Context,
     failing: Sequence[tuple[features.Feature, verify.Outcome]],
     where: str,
     blamed: Mapping[str, culprit.Culprit] | None = None,
+    repaired: Sequence[Job] = (),
 ) -> str:
-    """Demote ``failing`` to not passing in one commit of the list and the log alone (never
-    anything else that is dirty), each with a log entry naming the commit that broke it
-    (``blamed``, else `blame` asks now): repair first. ``where``: "at session start" or "at
-    HEAD (`shiftkit check`)". Refused, writing nothing, when the list or the log has
-    uncommitted changes."""
+    """Demote ``failing`` to not passing and re-mark ``repaired`` (demoted features earned
+    before whose verifiers passed at HEAD's tree) in one commit of the list and the log
+    alone (never anything else that is dirty): each demotion with a log entry naming the
+    commit that broke it (``blamed``, else `blame` asks now), each re-mark with one naming
+    the commit it passes at. ``where``: "at session start" or "at HEAD (`shiftkit check`)".
+    Refused, writing nothing, when the list or the log has uncommitted changes."""
     dirty = dirty_bookkeeping(ctx)
     ids = [feature.id for feature, _ in failing]
+    again = [job.feature.id for job in repaired]
     if dirty:
+        what = (
+            f"{', '.join(ids)} failed {where} and must be demoted"
+            if ids
+            else f"{', '.join(again)} pass again {where} and are to be re-marked"
+        )
         raise Refused(
-            f"{', '.join(ids)} failed {where} and must be demoted, but {', '.join(dirty)} "
-            f"has uncommitted changes, and the demotion commits it: commit or restore it "
+            f"{what}, but {', '.join(dirty)} has uncommitted changes, and the "
+            f"{'demotion' if ids else 're-mark'} commits it: commit or restore it "
             f"(`git restore -- {' '.join(dirty)}`), then run `shiftkit check`"
         )
     from shiftkit.edge.project import read_features
@@ -388,7 +429,9 @@ def demote(
     if blamed is None:
         blamed = blame(ctx, failing)
     feature_list = read_features(ctx.project)
-    base = short(gitio.head_oid(ctx.root))
+    head = gitio.head_oid(ctx.root) or ""
+    base = short(head)
+    checked_tree = head_tree(ctx.root)
     log_text = read_optional(ctx.project.progress_path)
     updated = feature_list
     named = []
@@ -400,16 +443,75 @@ def demote(
         log_text = progress.append(
             log_text, demotion_entry(feature.id, outcome, where, who.text() if who else "", base)
         )
+    for job in repaired:
+        again_passing = features.require(updated, job.feature.id, ctx.config.features)
+        updated = updated.replace_feature(again_passing._replace(passes=True))
+        log_text = progress.append(log_text, remark_entry(job.feature.id, checked_tree, head, base))
     write_features(ctx, updated)
     write_log(ctx, log_text, features.blocked_ids(updated))
     plain = where.split(" (")[0]
-    if len(ids) == 1:
-        subject = f"{ids[0]}: demoted, its verifier fails {plain}"
-    else:
-        subject = f"Demote {', '.join(ids)}: verifiers fail {plain}"
-    subject = subject if len(subject) <= 72 else f"Demote {len(ids)} features: verifiers fail"
-    body = "\n\n" + "\n".join(named) if named else ""
-    return commit_bookkeeping(ctx, subject + body + "\n")
+    subject = _verdict_subject(ids, again, plain)
+    body = "\n".join(named)
+    trailer = ""
+    if again:
+        tree = _tree_to_commit(ctx)
+        for job in repaired:  # (the hooks' rule 4 evidence: the tree differs in bookkeeping)
+            for mode in (ctx.config.verify_in, CHECKOUT):
+                verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, mode))
+        body += (
+            f"{chr(10) if body else ''}Re-marks {', '.join(again)} passing: demoted before, "
+            f"each verifier passed again at {base} (tree {short(checked_tree)}), the commit "
+            f"that repaired {'it' if len(again) == 1 else 'them'} or a later one."
+        )
+        trailer = f"\n\nShiftkit-Verified: {tree}"
+    return commit_bookkeeping(ctx, subject + ("\n\n" + body if body else "") + trailer + "\n")
+
+
+def _verdict_subject(ids: Sequence[str], again: Sequence[str], plain: str) -> str:
+    parts = []
+    if len(ids) == 1 and not again:
+        return _within(f"{ids[0]}: demoted, its verifier fails {plain}", ids, again)
+    if ids:
+        parts.append(f"Demote {', '.join(ids)}: verifiers fail {plain}")
+    if again:
+        verb = "Re-mark" if not ids else "re-mark"
+        parts.append(f"{verb} {', '.join(again)}: repaired, passing {plain}")
+    return _within("; ".join(parts), ids, again)
+
+
+def _within(subject: str, ids: Sequence[str], again: Sequence[str]) -> str:
+    if len(subject) <= 72:
+        return subject
+    if not again:
+        return f"Demote {len(ids)} features: verifiers fail"
+    if not ids:
+        return f"Re-mark {len(again)} repaired features passing"
+    return f"Demote {len(ids)} features, re-mark {len(again)} repaired ones"
+
+
+def _tree_to_commit(ctx: Context) -> str:
+    """The tree `commit_bookkeeping` will commit: HEAD's with shiftkit's files as the work
+    tree holds them (through a temporary index: the real one is untouched)."""
+    import os
+    import tempfile
+
+    from shiftkit.core.ledger import LEDGER_FILE
+
+    cfg = ctx.config
+    ledger.fold(ctx)  # (what `commit_bookkeeping` folds first: then nothing is left to)
+    fd, index = tempfile.mkstemp(prefix="shiftkit-index-", dir=ctx.git_dir)
+    os.close(fd)
+    os.unlink(index)
+    env = {"GIT_INDEX_FILE": index}
+    try:
+        gitio.run(["read-tree", "HEAD"], ctx.root, env=env)
+        paths = [cfg.features, cfg.progress, cfg.log.archive, LEDGER_FILE]
+        present = [p for p in paths if (ctx.root / p).exists()]
+        gitio.run(["update-index", "--add", "--remove", "--", *present], ctx.root, env=env)
+        return gitio.out(["write-tree"], ctx.root, env=env).strip()
+    finally:
+        if os.path.exists(index):
+            os.unlink(index)
 
 
 # -- what `status`, `next`, `start` and `claim` read: the committed list, and whether it is true

@@ -223,6 +223,16 @@ def stamp_verified(common_dir: Path, feature_ids: list[str], *, new_check: bool 
     return checks
 
 
+def drop_demoted(git_dir: Path, feature_ids: list[str]) -> None:
+    """Features re-marked passing (repaired) leave the start check's "repair first"."""
+    path = start_check_path(git_dir)
+    record = read_json(path)
+    if not isinstance(record, dict) or not feature_ids:
+        return
+    record["demoted"] = [i for i in demoted(git_dir) if i not in feature_ids]
+    write_json(path, record)
+
+
 def add_demoted(git_dir: Path, feature_ids: list[str]) -> None:
     """Features `check` demoted join the start check's: the next session repairs them first."""
     path = start_check_path(git_dir)

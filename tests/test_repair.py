@@ -1,0 +1,88 @@
+"""A repair is one step (issue 36 item 2): a hand merge that repairs demoted features is
+re-marked by the next `shiftkit check`, all of them in one commit the audit accepts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import git_ok, ok, shell_features, shiftkit
+
+NAMES = ("one.txt", "two.txt", "three.txt")
+IDS = ("F001", "F002", "F003")
+
+
+def _passing(project: Path, rev: str = "HEAD") -> set[str]:
+    text = git_ok(project, "show", f"{rev}:features.json")
+    return {f["id"] for f in json.loads(text)["features"] if f["passes"]}
+
+
+def _three_passing(project: Path) -> None:
+    shell_features(project, *NAMES)
+    for feature_id, name in zip(IDS, NAMES, strict=True):
+        ok(project, "claim", feature_id)
+        (project / name).write_text(f"{name}\n")
+        git_ok(project, "add", name)
+        ok(project, "finish", "-m", f"{name} exists")
+
+
+def _count(project: Path) -> int:
+    return int(git_ok(project, "rev-list", "--count", "HEAD").strip())
+
+
+@pytest.mark.parametrize("how", ["check", "start"])
+def test_a_hand_merge_that_repairs_three_features_is_re_marked_in_one_commit(
+    scaffold: Path, how: str
+) -> None:
+    """`shiftkit check`, or the start check of the next session (HEAD moved since the last
+    one): every repair re-marked in one commit."""
+    _three_passing(scaffold)
+    git_ok(scaffold, "mv", "one.txt", "uno.txt")
+    git_ok(scaffold, "mv", "two.txt", "dos.txt")
+    git_ok(scaffold, "mv", "three.txt", "tres.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Rename the files")
+    checked = shiftkit(scaffold, "check")
+    assert checked.returncode == 1, checked.output
+    assert _passing(scaffold) & set(IDS) == set()  # (demoted, in one commit)
+    git_ok(scaffold, "switch", "-q", "-c", "fix")
+    for name in NAMES:
+        (scaffold / name).write_text(f"{name}\n")
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "Bring the old names back")
+    git_ok(scaffold, "switch", "-q", "main")
+    (scaffold / "other.txt").write_text("other\n")
+    git_ok(scaffold, "add", "other.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Other work")
+    git_ok(scaffold, "merge", "-q", "--no-ff", "-m", "Merge the fix", "fix")
+    merged = git_ok(scaffold, "rev-parse", "HEAD").strip()
+    assert _passing(scaffold) & set(IDS) == set()  # (a hand merge re-marks nothing itself)
+    before = _count(scaffold)
+    checked = shiftkit(scaffold, how)
+    assert checked.returncode == 0, checked.output
+    if how == "check":  # (the start check's lines go to the brief's record, not here)
+        assert "re-marked F001, F002, F003 passing in" in checked.stdout, checked.output
+    assert _count(scaffold) == before + 1  # (one commit for the three)
+    assert set(IDS) <= _passing(scaffold)
+    message = git_ok(scaffold, "log", "-1", "--format=%B")
+    assert "Re-marks F001, F002, F003 passing" in message and merged[:7] in message
+    log = (scaffold / "claude-progress.txt").read_text()
+    assert all(f"| {i} | re-marked passing (repaired)" in log for i in IDS), log[-1500:]
+    audited = shiftkit(scaffold, "audit")
+    assert audited.returncode == 0, audited.output
+    # Checked again: nothing more to commit.
+    again = shiftkit(scaffold, "check")
+    assert again.returncode == 0 and _count(scaffold) == before + 1, again.output
+
+
+def test_a_demoted_feature_still_failing_is_not_re_marked(scaffold: Path) -> None:
+    """The honest twin: nothing repaired, nothing re-marked, no commit."""
+    _three_passing(scaffold)
+    git_ok(scaffold, "rm", "-q", "one.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "Remove one")
+    assert shiftkit(scaffold, "check").returncode == 1
+    before = _count(scaffold)
+    checked = shiftkit(scaffold, "check")
+    assert checked.returncode == 0, checked.output
+    assert "re-marked" not in checked.stdout and _count(scaffold) == before
+    assert "F001" not in _passing(scaffold)
