@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from shiftkit.core import guard_worktrees
+from shiftkit.core import guard_worktrees, own_refs
 from shiftkit.core.guard_git import (
     check_git,
     redirect_reason,
@@ -55,6 +55,9 @@ def check_command(command: str, site: Site | str = "features.json") -> str | Non
     """Why this shell command must not run, or None (`site`: the project, or only the feature
     list's name)."""
     guard_worktrees.start_line()
+    named = own_refs.named_in(command)
+    if named:
+        return named
     return _check_line(command, Site(site) if isinstance(site, str) else site, 0)
 
 
