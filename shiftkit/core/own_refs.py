@@ -5,7 +5,9 @@ the guard refuses a command that names it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+TYPE_CHECKING = False  # imported by gitio on every commit: nothing it does not run
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 MARKER = "SHIFTKIT_OWN_REF_UPDATE"
 MARKING = frozenset({"update-ref", "fetch"})  # the git commands that move shiftkit's refs
