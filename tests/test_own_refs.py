@@ -17,7 +17,6 @@ from shiftkit.commands.install import (
     HOOK_SCRIPT,
     SITE_CHECK,
     SITE_RECORD,
-    SITE_SUM,
     shim_text,
 )
 from shiftkit.core.own_refs import MARKER
@@ -99,9 +98,14 @@ def _watch(project: Path, folder: Path) -> None:
     setup` would (a folder of the test's own: planting a `.pth` in the real one would reach
     every test running beside this one)."""
     record = project / ".git" / "shiftkit" / SITE_RECORD
-    listed = "".join(f"{line}\n" for line in [*record.read_text().splitlines()[1:], str(folder)])
-    summed = subprocess.run(["sh", "-c", SITE_SUM], input=listed, capture_output=True, text=True)
-    record.write_text(f"{summed.stdout.strip()}\n{listed}")
+    listed = f"{record.read_text().splitlines()[0]}:{folder}"
+    script = (hooks_dir() / SITE_CHECK).read_text()
+    summed = subprocess.run(
+        ["sh", "-c", f'{script}\nshiftkit_site_sum "$1"', "sh", listed],
+        capture_output=True,
+        text=True,
+    )
+    record.write_text(f"{listed}\n{summed.stdout.strip()}\n")
 
 
 def test_a_new_pth_in_shiftkits_site_packages_stops_every_hook(
@@ -135,7 +139,7 @@ def test_a_new_pth_in_shiftkits_site_packages_stops_every_hook(
 
 def test_every_hook_runs_the_same_site_check() -> None:
     check = (hooks_dir() / SITE_CHECK).read_text()
-    assert SITE_SUM in check
+    assert "shiftkit_site_sum" in check
     assert check in (template_root() / "template" / HOOK_SCRIPT).read_text()
     for name in ("reference-transaction", "pre-push"):
         assert check in shim_text(name), name

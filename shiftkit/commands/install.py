@@ -73,11 +73,6 @@ def recorded_interpreter(common_dir: Path) -> str | None:
 
 SITE_CHECK = "site-check"  # the shell lines each hook runs before Python (decision 0091)
 SITE_RECORD = "site"  # in the common git dir's shiftkit/: what the site check compares
-# The sum the site check computes, of the site-packages folders read one a line on stdin.
-SITE_SUM = (
-    'while read -r dir; do cat "$dir"/*.pth "$dir"/sitecustomize.py "$dir"/usercustomize.py '
-    "2>/dev/null; done | cksum"
-)
 
 
 def record_site(common_dir: Path) -> Path:
@@ -90,10 +85,16 @@ def record_site(common_dir: Path) -> Path:
     folders = list(site.getsitepackages())
     if site.ENABLE_USER_SITE:
         folders.append(site.getusersitepackages())
-    listed = "".join(f"{folder}\n" for folder in folders if "\n" not in folder)
-    proc = subprocess.run(["sh", "-c", SITE_SUM], input=listed, capture_output=True, text=True)
+    listed = ":".join(folder for folder in folders if not {":", "\n"} & set(folder))
+    # The sum as the hooks compute it: the function the site check defines, run by `sh`.
+    script = (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8")
+    summed = subprocess.run(
+        ["sh", "-c", f'{script}\nshiftkit_site_sum "$1"', "sh", listed],
+        capture_output=True,
+        text=True,
+    )
     path = common_dir / "shiftkit" / SITE_RECORD
-    atomic_write(path, f"{proc.stdout.strip()}\n{listed}")
+    atomic_write(path, f"{listed}\n{summed.stdout.strip()}\n")
     return path
 
 
