@@ -33,12 +33,13 @@ DEFAULT_DECISIONS = "docs/decisions"  # (the default of core.config's `decisions
 
 def beat(root: str) -> None:
     """A commit is a sign of life: refresh this worktree's claim's heartbeat (a file)."""
-    from pathlib import Path
+    from shiftkit.edge import heartbeat, verdicts
 
-    from shiftkit.edge import gitio, heartbeat
-
+    git_dir = own_git_dir(root)  # (not gitio.git_dirs: no pathlib on a commit's path)
+    if git_dir is None:
+        return
     try:
-        heartbeat.beat(*gitio.git_dirs(Path(root)))
+        heartbeat.beat(git_dir, verdicts.common_of(git_dir))
     except (OSError, ValueError):
         pass
 

@@ -49,8 +49,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
+from shiftkit.core.own_refs import MARKER
+
 NO_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
 UNEARNABLE = ("F002", "F003")
+OWN_REFS = {MARKER: "1"}
 HOW = st.sampled_from(["hooks", "no-verify", "no-hooks", "override"])
 OVERRIDE = "Shiftkit-Override: the person said so"
 
@@ -207,9 +210,9 @@ class Adversary(RuleBasedStateMachine):
                     + "\n"
                 )
 
-    def _git(self, *args: str) -> bool:
+    def _git(self, *args: str, env: dict[str, str] | None = None) -> bool:
         self.steps.append("git " + " ".join(args))
-        return git(self.project, *args).returncode == 0
+        return git(self.project, *args, env=env).returncode == 0
 
     def _clean(self) -> None:
         git(self.project, "merge", "--abort")
@@ -479,10 +482,13 @@ class Adversary(RuleBasedStateMachine):
         """A claim ref that is no claim: the tip commit under refs/shiftkit/claims/."""
         self._begin("plant_a_claim")
         ref = f"refs/shiftkit/claims/{feature}"
+        # (with shiftkit's mark, which the guard refuses to the agent: whoever controls the
+        # machine past the guard, decision record 0091)
         if server_side:  # as a push to a server would leave it, the record a commit message
-            self._git("update-ref", ref, "HEAD")
+            self._git("update-ref", ref, "HEAD", env=OWN_REFS)
         else:  # a tree, not a commit
-            self._git("update-ref", ref, git_ok(self.project, "rev-parse", "HEAD^{tree}").strip())
+            tree = git_ok(self.project, "rev-parse", "HEAD^{tree}").strip()
+            self._git("update-ref", ref, tree, env=OWN_REFS)
 
     @rule(value=st.sampled_from(["digits", "deep", "long"]), hooks=st.booleans())
     def huge_ledger_value(self, value: str, hooks: bool) -> None:

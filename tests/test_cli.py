@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import git_ok, shiftkit, write
+from conftest import git, git_ok, shiftkit, write
 
 from shiftkit.core import features
+from shiftkit.core.own_refs import MARKER
 
 
 def add_features(project: Path, n: int) -> None:
@@ -70,7 +71,8 @@ def test_status_lists_blocked_and_claimed(scaffold: Path) -> None:
     empty_tree = git_ok(scaffold, "hash-object", "-t", "tree", "/dev/null").strip()
     record = json.dumps({"feature": "F002", "session": "s-1", "worktree": "/elsewhere"})
     oid = git_ok(scaffold, "commit-tree", empty_tree, "-m", record).strip()
-    git_ok(scaffold, "update-ref", "refs/shiftkit/claims/F002", oid)
+    planted = git(scaffold, "update-ref", "refs/shiftkit/claims/F002", oid, env={MARKER: "1"})
+    assert planted.returncode == 0, planted.output
     text = shiftkit(scaffold, "status").stdout
     assert "blocked:\n  F001  verifier times out" in text
     assert "claimed:\n  F002  session s-1 in /elsewhere" in text

@@ -8,9 +8,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from conftest import BIN_DIR, git_ok, implement, ok, shiftkit
+from conftest import BIN_DIR, git, git_ok, implement, ok, shiftkit
 
 from shiftkit.core import features
+from shiftkit.core.own_refs import MARKER
 
 
 def _ids(*features_: features.Feature) -> list[str]:
@@ -264,7 +265,9 @@ def stale_claim(repo: Path, feature_id: str, hours_ago: int = 9) -> str:
         "-m",
         record_message(record),
     ).strip()
-    git_ok(repo, "update-ref", f"refs/shiftkit/claims/{feature_id}", oid)
+    ref = f"refs/shiftkit/claims/{feature_id}"
+    planted = git(repo, "update-ref", ref, oid, env={MARKER: "1"})  # (as shiftkit would: 0091)
+    assert planted.returncode == 0, planted.output
     return oid
 
 

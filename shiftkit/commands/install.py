@@ -36,6 +36,7 @@ def shim_text(name: str) -> str:
     python = shlex.quote(os.path.abspath(sys.executable))
     text = (hooks_dir() / name).read_text(encoding="utf-8")
     text = text.replace("command -v shiftkit", f"command -v {python}")
+    text = text.replace("# (site check)\n", (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8"))
     return text.replace("exec shiftkit ", f"exec {shiftkit_command()} ")
 
 
@@ -70,6 +71,33 @@ def recorded_interpreter(common_dir: Path) -> str | None:
     return named if named and os.access(named, os.X_OK) else None
 
 
+SITE_CHECK = "site-check"  # the shell lines each hook runs before Python (decision 0091)
+SITE_RECORD = "site"  # in the common git dir's shiftkit/: what the site check compares
+
+
+def record_site(common_dir: Path) -> Path:
+    """Record the text of this interpreter's `.pth` and `*customize.py` files (as their sum)
+    and the folders they are in, for the site check of every hook (decision 0091)."""
+    import site
+
+    from shiftkit.edge.atomic import atomic_write
+
+    folders = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
+    listed = ":".join(folder for folder in folders if not {":", "\n"} & set(folder))
+    # The sum as the hooks compute it: the function the site check defines, run by `sh`.
+    script = (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8")
+    summed = subprocess.run(
+        ["sh", "-c", f'{script}\nshiftkit_site_sum "$1"', "sh", listed],
+        capture_output=True,
+        text=True,
+    )
+    path = common_dir / "shiftkit" / SITE_RECORD
+    atomic_write(path, f"{listed}\n{summed.stdout.strip()}\n")
+    return path
+
+
 def record_interpreter(common_dir: Path) -> Path:
     """Record this interpreter for the agent harnesses' hook script, `.shiftkit/hook`: it
     runs `<interpreter> -m shiftkit`, so a hook works whatever PATH the harness's shell has."""
@@ -77,6 +105,8 @@ def record_interpreter(common_dir: Path) -> Path:
 
     path = interpreter_record(common_dir)
     atomic_write(path, os.path.abspath(sys.executable) + "\n")
+    if not (common_dir / "shiftkit" / SITE_RECORD).is_file():
+        record_site(common_dir)  # (a person renews it: `shiftkit setup --trust-installation`)
     return path
 
 

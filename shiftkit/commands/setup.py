@@ -93,7 +93,11 @@ def setup(
     done = []
     if trust_installation or installation.recorded(common_dir) is None:
         installation.record(common_dir)
-        done.append("the record of this shiftkit installation (package, program, interpreter)")
+        install.record_site(common_dir)
+        done.append(
+            "the record of this shiftkit installation (package, program, interpreter, the "
+            "interpreter's .pth and sitecustomize files)"
+        )
     framework = (root / PRE_COMMIT_CONFIG).is_file()
     if framework and any(f"{name} hook" in lacking for name in install.HOOKS):
         install.install_pre_commit(root)  # both hook types, named explicitly

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from shiftkit.core import guard_worktrees
+from shiftkit.core import guard_worktrees, own_refs
 from shiftkit.core.guard_git import (
     check_git,
     redirect_reason,
@@ -55,6 +55,9 @@ def check_command(command: str, site: Site | str = "features.json") -> str | Non
     """Why this shell command must not run, or None (`site`: the project, or only the feature
     list's name)."""
     guard_worktrees.start_line()
+    named = own_refs.named_in(command)
+    if named:
+        return named
     return _check_line(command, Site(site) if isinstance(site, str) else site, 0)
 
 
@@ -243,7 +246,36 @@ def _check_simple(
     reason = _check_environment(env, argv)
     if reason or not argv:
         return reason
+    if simple.piped and stdin is None and _runs_its_input(argv):
+        return (
+            f"`{os.path.basename(argv[0])}` would run as code what the command before it prints "
+            f"(`base64 -d | sh`, `curl ... | python3`), which the guard cannot read; write "
+            f"the script to a file in the project and run that, or run the commands themselves"
+        )
     return _check_argv(argv, stdin, site, depth, {**line_env, **env})
+
+
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "ash"}
+
+
+def _runs_its_input(argv: list[str]) -> bool:
+    """Whether this command runs its standard input as code: a shell with no script and no
+    `-c` (or with `-s`), an interpreter with no code, module or script (or `-`)."""
+    program = os.path.basename(argv[0])
+    if program in SHELLS:
+        options = parse_options(
+            argv[1:], "oO", "", ("--rcfile", "--init-file"), first_positional_ends=True
+        )
+        names = options.names()
+        return "-c" not in names and (not options.positional or "-s" in names)
+    interpreter = re.sub(r"[\d.]+$", "", program)
+    if interpreter not in INTERPRETERS:
+        return False
+    code_letters, values = INTERPRETERS[interpreter]
+    options = parse_options(argv[1:], values, "", ("--eval", "--print"), first_positional_ends=True)
+    code_options = {"-" + letter for letter in code_letters} | {"--eval", "--print", "-m"}
+    given = any(option in code_options for option, _ in options.given)
+    return not given and options.positional[:1] in ([], ["-"])
 
 
 # Wrappers that run the rest of their words as a command: short options taking a value,

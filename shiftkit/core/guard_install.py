@@ -59,6 +59,13 @@ def _by_ending(parts: list[str]) -> bool:
     return False
 
 
+def unknown_folder_installation(parts: list[str]) -> bool:
+    """Whether a path whose folder the shell makes when it runs (``parts[0]``) could be a file
+    of shiftkit's installation: by ending, or a `.pth` straight inside that folder (it may be
+    site-packages)."""
+    return _by_ending(parts) or (len(parts) == 2 and parts[1].endswith(".pth"))
+
+
 def is_installation(path: str, absolute: str | None) -> bool:
     """Whether this shell word (``absolute``: its absolute form, when known) names a file of
     shiftkit's installation."""

@@ -208,6 +208,38 @@ GIT_STORE = (
 GIT_STORE_FOLDERS = (["info"], ["objects"], ["objects", "info"], ["refs"])
 
 
+GIT_HOOK_NAMES = frozenset(
+    [
+        "applypatch-msg",
+        "pre-applypatch",
+        "post-applypatch",
+        "pre-commit",
+        "pre-merge-commit",
+        "prepare-commit-msg",
+        "commit-msg",
+        "post-commit",
+        "pre-rebase",
+        "post-checkout",
+        "post-merge",
+        "pre-push",
+        "pre-receive",
+        "update",
+        "proc-receive",
+        "post-receive",
+        "post-update",
+        "reference-transaction",
+        "push-to-checkout",
+        "pre-auto-gc",
+        "post-rewrite",
+        "sendemail-validate",
+        "fsmonitor-watchman",
+        "p4-changelist",
+        "p4-prepare-changelist",
+        "p4-post-changelist",
+        "p4-pre-submit",
+        "post-index-change",
+    ]
+)
 GIT_KINDS = {"hooks", "gitdir", "gitconfig", "state", "gitstore", "gitfolder", "gitmessage"}
 
 
@@ -259,8 +291,22 @@ def path_kind(path: str, site: Site) -> str | None:
     root is known, outside it in another place (another repository's .git is not this
     project's)."""
     text = path.strip()
-    if not text or text.startswith(SUBSTITUTION):
+    if not text:
         return None
+    if text.startswith((SUBSTITUTION, "$")):
+        # The head is what the shell makes when it runs (`$(python3 -c 'import site…')/x.pth`,
+        # `$D/hooks/pre-commit`): it may be any folder, so the path is judged by its ending
+        # alone, as if the unknown part were the worst place (decision record 0091).
+        parts = _parts(text)
+        if guard_install.unknown_folder_installation(parts):
+            return "install"
+        # `<git dir>/hooks`, a hook in it (git's hooks have no dot: a `$PWD/hooks/x.ts` goes),
+        # or a file named as git's hooks are in a folder unknown (`$(git rev-parse --git-path
+        # hooks)/pre-commit`)
+        hook = len(parts) == 3 and parts[1] == "hooks" and "." not in parts[2]
+        if parts[1:] == ["hooks"] or hook or (len(parts) == 2 and parts[1] in GIT_HOOK_NAMES):
+            return "hooks"
+        return _kind_of_parts(parts, True, site) if len(parts) > 1 else None
     if _installation(text, site):
         return "install"
     if text.startswith("/"):
@@ -323,7 +369,8 @@ def path_reason(
             continue
         verb = "removes" if removing else "writes into" if unseen else "writes"
         named_as = label(kind, site)
-        named = path if os.path.normpath(path) == named_as else f"{path} ({named_as})"
+        shown = path.replace(SUBSTITUTION, "$(...)")
+        named = shown if os.path.normpath(path) == named_as else f"{shown} ({named_as})"
         return f"{how} {verb} {named} by hand; {INSTEAD[kind]}"
     return None
 

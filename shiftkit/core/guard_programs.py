@@ -225,6 +225,7 @@ INTERPRETERS = {
 }
 WRITE_CODE = (
     r"""open\s*\([^)]*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]"""
+    r"""|,\s*(?:mode\s*=\s*)?['"][wax][bt+]*['"]\s*\)"""  # `open(f(...) + '/x', 'w')`
     r"""|mode\s*=\s*['"][^'"]*[wax+]|inplace\s*=\s*True"""
     r"""|\.open\s*\(\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]|\.write_(?:text|bytes)\s*\(|\.writelines?\s*\(|\.truncate\s*\(|\.unlink\s*\("""
     r"""|\.rename\s*\(|\bos\.(?:replace|rename|remove|unlink|truncate|open)\b"""
@@ -245,7 +246,17 @@ def _mentioned(text: str, site: Site) -> str | None:
         "config": ".shiftkit.toml",
         "signers": "allowed_signers",
     }
-    return next((kind for kind, name in names.items() if name in text), None)
+    named = next((kind for kind, name in names.items() if name in text), None)
+    if named is None and INSTALLATION_CODE.search(text):
+        return "install"  # code that finds site-packages need not name it (decision 0091)
+    return named
+
+
+# Code that names or finds the files that run in every Python process of an interpreter.
+INSTALLATION_CODE = re.compile(
+    r"\.pth\b|\b(?:site|user)customize\b|site-packages|dist-packages"
+    r"|\bget(?:user)?sitepackages\b|\bUSER_SITE\b|\bget_(?:paths|path)\b|\bpurelib\b|\bplatlib\b"
+)
 
 
 def python_shiftkit_args(args: list[str], stdin: str | None) -> list[str] | None:

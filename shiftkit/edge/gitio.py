@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from shiftkit.core import own_refs
 from shiftkit.core.errors import BadInput, ShiftkitError
 
 TYPE_CHECKING = False  # the commit hooks import this module: no typing at run time
@@ -44,6 +45,8 @@ def run(
     full_env = dict(clean_env) if clean_env is not None else None
     if env is not None:
         full_env = {**(full_env if full_env is not None else os.environ), **env}
+    if own_refs.marks(args):  # shiftkit's own update of its refs (decision record 0091)
+        full_env = {**(full_env if full_env is not None else os.environ), own_refs.MARKER: "1"}
     try:
         proc = subprocess.run(
             ["git", *args],
