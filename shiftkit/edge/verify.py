@@ -70,8 +70,11 @@ def run_command(
     import subprocess
     import tempfile
 
+    from shiftkit.edge import imports
+
     if env is None:
         env = verifier_environment(os.environ, named_variables(cwd))
+    env = imports.variables(cwd, env)  # (in a checkout: imports from it, not the work tree)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
         proc = subprocess.Popen(
@@ -389,7 +392,7 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
     import shutil
     import tempfile
 
-    from shiftkit.edge import assemble, gitio
+    from shiftkit.edge import assemble, gitio, imports
 
     env = clean_environment()
     tree = assemble.assembled(root, tree, tip)
@@ -410,8 +413,10 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
     target = workdir / "tree"
     try:
         gitio.run(["worktree", "add", "--detach", "-q", str(target), holder], root, clean_env=env)
+        imports.register(target, root)
         yield target
     finally:
+        imports.forget(target)
         gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
         shutil.rmtree(workdir, ignore_errors=True)
         gitio.run(["worktree", "prune"], root, check=False, clean_env=env)

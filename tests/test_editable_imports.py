@@ -1,0 +1,101 @@
+"""Imports come from the judged tree (issue 35 item 2; decision record 0087): with the project
+installed editable in the developer's environment (real pip, setuptools' finder and `.pth`
+modes), a verifier in a temporary checkout imports the package from that checkout. The
+six-command reproduction of the issue: break the code in a plain commit, fix it only in the
+work tree, and `shiftkit check` must say the feature fails at HEAD."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import git_ok, ok, shiftkit, write
+
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
+PYPROJECT = """[build-system]
+requires = ["setuptools>=64"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "pkg"
+version = "0.1"
+"""
+
+
+def value_module(value: int) -> str:
+    return f"def value():\n    return {value}\n"
+
+
+def make_venv(where: Path, project: Path, mode: str) -> Path:
+    """A venv with ``project`` installed editable (setuptools from the package index)."""
+    subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+    python = where / "bin" / "python"
+    args = [str(python), "-m", "pip", "install", "-q", "--no-deps"]
+    if mode:
+        args += ["--config-settings", f"editable_mode={mode}"]
+    done = subprocess.run([*args, "-e", str(project)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return python
+
+
+@pytest.mark.parametrize("mode", ["", "compat"])
+def test_check_judges_head_not_the_work_tree_of_an_editable_install(
+    scaffold: Path, tmp_path: Path, mode: str
+) -> None:
+    write(scaffold / "pyproject.toml", PYPROJECT)
+    write(scaffold / "src" / "pkg" / "__init__.py", value_module(2))
+    write(scaffold / ".gitignore", "__pycache__/\n*.egg-info/\nbuild/\n")
+    python = make_venv(tmp_path / "venv", scaffold, mode)
+    verifier = f'{python} -c "import pkg, sys; sys.exit(0 if pkg.value() == 2 else 1)"'
+    ok(scaffold, "add", "--description", "value is 2", "--step", "s", "--verify", verifier)
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "The package and its feature")
+    ok(scaffold, "claim", "F001")
+    ok(scaffold, "finish", "-m", "value is two")
+    assert shiftkit(scaffold, "check", "--no-demote").returncode == 0  # (the honest twin)
+
+    # A plain commit breaks it; the work tree alone is fixed (uncommitted).
+    module = scaffold / "src" / "pkg" / "__init__.py"
+    module.write_text(value_module(3))
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Change the value")
+    module.write_text(value_module(2))
+    checked = shiftkit(scaffold, "check", "--no-demote")
+    assert checked.returncode == 1, checked.output
+    assert "FAILED F001" in checked.stdout, checked.output
+
+    # The developer's environment is untouched: it still imports the work tree.
+    where = subprocess.run(
+        [str(python), "-c", "import pkg; print(pkg.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert Path(where.stdout.strip()).resolve() == module.resolve(), where.stderr
+
+
+def test_a_users_own_sitecustomize_still_runs(scaffold: Path, tmp_path: Path) -> None:
+    """The shim chains to the next `sitecustomize` on the path (the interpreter's own)."""
+    from shiftkit.edge import imports
+
+    own = tmp_path / "own"
+    write(own / "sitecustomize.py", "import os\nos.environ['OWN_SITE'] = 'ran'\n")
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    imports.register(checkout, scaffold)
+    try:
+        env = imports.variables(checkout, {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(own)})
+    finally:
+        imports.forget(checkout)
+    ran = subprocess.run(
+        [sys.executable, "-c", "import os, sys; print(os.environ.get('OWN_SITE'))"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=checkout,
+    )
+    assert ran.stdout.strip() == "ran", ran.stderr
+    assert json.loads(json.dumps(env))[imports.JUDGED_TREE] == str(checkout.resolve())
