@@ -153,6 +153,9 @@ def test_skip_marker_on_a_committed_test_is_refused(calc: Path) -> None:
         ("conftest.py", ROOT_CONFTEST),
         ("pytest.py", SHADOW),
         ("pytest.ini", ""),
+        # (pytest 9 reads these first, issue 35 A1)
+        ("pytest.toml", '[pytest]\naddopts = ["-k", "nothing"]\n'),
+        (".pytest.toml", '[pytest]\naddopts = ["-k", "nothing"]\n'),
         ("pdb.py", PDB_SHADOW),
     ],
 )

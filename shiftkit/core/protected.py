@@ -26,9 +26,18 @@ if TYPE_CHECKING:
     Texts: TypeAlias = Mapping[str, tuple[str | None, str | None]]
 
 # Runner settings files pytest reads (in the folders of its paths and above them). pytest.ini
-# is wholly pytest's; the other three hold other tools' settings too: only their pytest
-# section counts (`pytest_section`).
-PYTEST_SETTINGS = ("pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
+# and pytest.toml (pytest 9 reads it first; found by a red team, issue 35 A1) are wholly
+# pytest's; the other three hold other tools' settings too: only their pytest section counts
+# (`pytest_section`).
+PYTEST_SETTINGS = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+)
 SHARED_SETTINGS = ("tox.ini", "setup.cfg", "pyproject.toml")
 # What at the root shadows the runner for `python -m pytest` (the root is sys.path[0]).
 SHADOWS = ("pytest", "_pytest", "py", "pluggy", "iniconfig")
