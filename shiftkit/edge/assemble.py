@@ -29,8 +29,9 @@ from shiftkit.edge.atomic import atomic_write
 
 _ID = re.compile(r'"id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _SETTINGS: dict[str, config.Config | None] = {}  # settings blob id -> parsed (None: unreadable)
-_PERSON: dict[str, str] = {}  # commit -> its person's tree
-_ASSEMBLED: dict[tuple[str, str], str] = {}  # (judged tree, person's tree) -> assembled tree
+# (keyed by the repository too: a tree written in one is not in another, a copy of it)
+_PERSON: dict[tuple[str, str], str] = {}  # (repository, commit) -> its person's tree
+_ASSEMBLED: dict[tuple[str, str, str], str] = {}  # (repository, judged, person's) -> assembled
 
 
 def settings_at(root: Path, commit: str) -> config.Config | None:
@@ -61,7 +62,7 @@ def assembled(root: Path, tree: str, tip: str | None = None) -> str:
     if cfg is None or not cfg.code:
         return tree
     person = person_tree(root, tip, cfg)
-    key = (tree, person)
+    key = (str(root), tree, person)
     if key not in _ASSEMBLED:
         judged = _entries(root, tree)
         kept = ground.assemble(judged, _entries(root, person), cfg.code, protocol_files(cfg))
@@ -72,8 +73,8 @@ def assembled(root: Path, tree: str, tip: str | None = None) -> str:
 def person_tree(root: Path, tip: str, cfg: config.Config) -> str:
     """``tip``'s tree with every untrusted change outside `code` since `code` was set taken
     back (kept by ``tip`` in memory and in the git dir)."""
-    if tip in _PERSON:
-        return _PERSON[tip]
+    if (str(root), tip) in _PERSON:
+        return _PERSON[(str(root), tip)]
     common = gitio.common_dir(root)
     kept = state.repo_state(common) / "person" / tip
     try:
@@ -83,7 +84,7 @@ def person_tree(root: Path, tip: str, cfg: config.Config) -> str:
     if not re.fullmatch(r"[0-9a-f]{40,64}", found):
         found = _person_tree(root, tip, cfg)
         atomic_write(kept, found + "\n")
-    _PERSON[tip] = found
+    _PERSON[(str(root), tip)] = found
     return found
 
 
