@@ -278,7 +278,8 @@ def adopt(
     run(["git", "init", "-q"])
     run(["git", "add", "-A"])
     run(["git", "commit", "-q", "-m", "python-slugify 5.0.2, from its sdist"])
-    run(["shiftkit", "new", ".", "--defaults"])
+    # (`code` unset: these sets measure the work tree's reads, as before decision 0086)
+    run(["shiftkit", "new", ".", "--defaults", "--data", "code=none"])
     commands: dict[str, str] = {}
     for number, (description, nodes) in enumerate(groups.items(), start=1):
         command = verifier(site, nodes)
