@@ -339,3 +339,31 @@ def fuzz_examples(default: int, *, subprocess_runs: bool = False) -> int:
     if os.environ.get("SHIFTKIT_FUZZ", "").strip().lower() == "long":
         return default * 10
     return default
+
+
+NO_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")
+
+
+def forced_flip(
+    project: Path, feature: str, subject: str, files: dict[str, str] | None = None
+) -> str:
+    """``feature`` marked passing (beside ``files``) with everything a finish writes — its log
+    entry and the trailers — in a commit made past every hook, as a determined agent could;
+    the commit's short id."""
+    for name, text in (files or {}).items():
+        write(project / name, text)
+    path = project / "features.json"
+    document = json.loads(path.read_text())
+    for item in document["features"]:
+        if item["id"] == feature:
+            item["passes"] = True
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    add_log_entry(project, feature)
+    git_ok(project, "add", "-A")
+    tree = git_ok(project, "write-tree").strip()
+    message = (
+        f"{feature}: {subject}\n\nShiftkit-Feature: {feature}\n"
+        f"Shiftkit-Verified: {tree}\nShiftkit-Claim: -\n"
+    )
+    git_ok(project, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", message)
+    return git_ok(project, "rev-parse", "--short", "HEAD").strip()

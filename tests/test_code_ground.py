@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import (
     Result,
-    add_log_entry,
     calc_verifier,
+    forced_flip,
     git_ok,
     implement,
     ok,
@@ -70,27 +70,6 @@ def feature_of(project: Path, name: str) -> str:
     return next(i["id"] for i in document["features"] if i.get("verify") == calc_verifier(name))
 
 
-def forced_flip(project: Path, feature: str, files: dict[str, str]) -> None:
-    """``feature`` marked passing beside ``files``, with everything a finish writes, in a
-    commit made past every hook (as a determined agent could)."""
-    for name, text in files.items():
-        write(project / name, text)
-    path = project / "features.json"
-    document = json.loads(path.read_text())
-    for item in document["features"]:
-        if item["id"] == feature:
-            item["passes"] = True
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    add_log_entry(project, feature)
-    git_ok(project, "add", "-A")
-    tree = git_ok(project, "write-tree").strip()
-    message = (
-        f"{feature}: add two numbers\n\nShiftkit-Feature: {feature}\n"
-        f"Shiftkit-Verified: {tree}\nShiftkit-Claim: -\n"
-    )
-    git_ok(project, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", message)
-
-
 def check(project: Path) -> Result:
     return shiftkit(project, "check", "--isolated", "--no-demote")
 
@@ -104,7 +83,7 @@ def test_a_shortcut_outside_the_ground_changes_no_verdict(calc: Path, shortcut: 
     set_code(calc)
     feature = feature_of(calc, "add")
     implement(calc, "add", good=False)
-    forced_flip(calc, feature, SHORTCUTS[shortcut])
+    forced_flip(calc, feature, "add two numbers", SHORTCUTS[shortcut])
     checked = check(calc)
     assert checked.returncode == 1 and f"FAILED {feature}" in checked.stdout, checked.output
     audited = audit(calc)
@@ -117,7 +96,7 @@ def test_without_the_ground_a_shortcut_still_fools_the_list(calc: Path, shortcut
     --isolated` (the list-based boundary does not know them)."""
     feature = feature_of(calc, "add")
     implement(calc, "add", good=False)
-    forced_flip(calc, feature, SHORTCUTS[shortcut])
+    forced_flip(calc, feature, "add two numbers", SHORTCUTS[shortcut])
     checked = check(calc)
     assert checked.returncode == 0, checked.output
 

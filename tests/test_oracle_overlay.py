@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import (
     Result,
-    add_log_entry,
     calc_verifier,
     edit_list,
+    forced_flip,
     git,
     git_ok,
     implement,
@@ -43,26 +43,6 @@ def feature_of(project: Path, name: str) -> str:
 def definition(project: Path) -> str:
     """The commit that appended calc's features (with their tests)."""
     return git_ok(project, "log", "-1", "--format=%h", "--", ADD_TEST).strip()
-
-
-def forced_flip(project: Path, feature: str, subject: str) -> str:
-    """``feature`` marked passing with everything a finish writes — its log entry and the
-    trailers — in a commit made past every hook (as a determined agent could)."""
-    path = project / "features.json"
-    document = json.loads(path.read_text())
-    for item in document["features"]:
-        if item["id"] == feature:
-            item["passes"] = True
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    add_log_entry(project, feature)
-    git_ok(project, "add", "-A")
-    tree = git_ok(project, "write-tree").strip()
-    message = (
-        f"{feature}: {subject}\n\nShiftkit-Feature: {feature}\n"
-        f"Shiftkit-Verified: {tree}\nShiftkit-Claim: -\n"
-    )
-    git_ok(project, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", message)
-    return git_ok(project, "rev-parse", "--short", "HEAD").strip()
 
 
 def finish_honestly(project: Path, name: str, *, good: bool = True) -> str:
