@@ -49,6 +49,7 @@ def test_the_template_root_holds_the_schema_and_the_plain_hook_shims() -> None:
         "pre-commit",
         "pre-push",
         "reference-transaction",
+        "site-check",
     ]
     assert "exec shiftkit hook pre-commit" in (hooks_dir() / "pre-commit").read_text()
 

@@ -98,6 +98,8 @@ def _watch(project: Path, folder: Path) -> None:
     setup` would (a folder of the test's own: planting a `.pth` in the real one would reach
     every test running beside this one)."""
     record = project / ".git" / "shiftkit" / SITE_RECORD
+    if not record.is_file():  # (the site check starts when a person records the site)
+        ok(project, "setup", "--trust-installation")
     listed = f"{record.read_text().splitlines()[0]}:{folder}"
     script = (hooks_dir() / SITE_CHECK).read_text()
     summed = subprocess.run(

@@ -28,6 +28,8 @@ from conftest import (
     write,
 )
 
+from shiftkit.core.own_refs import MARKER
+
 CONFIG = ".shiftkit.toml"
 SIGNERS = ".shiftkit/allowed_signers"
 
@@ -853,7 +855,12 @@ def test_forged_trailers_with_a_config_change_are_flagged_by_plain_audit(one_pro
 def test_finish_refuses_when_the_claim_ref_was_taken_elsewhere(one_project: Path) -> None:
     ok(one_project, "claim", "F002")
     implement(one_project, "sub")
-    git_ok(one_project, "update-ref", "-d", "refs/shiftkit/claims/F002")
+    assert (
+        git(
+            one_project, "update-ref", "-d", "refs/shiftkit/claims/F002", env={MARKER: "1"}
+        ).returncode
+        == 0
+    )  # (another actor)
     other = one_project.parent / "other"
     git_ok(one_project, "worktree", "add", "-q", "-b", "other", str(other))
     ok(other, "claim", "F002")
@@ -868,9 +875,19 @@ def test_finish_refuses_when_the_claim_ref_was_taken_elsewhere(one_project: Path
 
 def test_a_broken_claim_is_reported_not_crashed_on(one_project: Path) -> None:
     tree = git_ok(one_project, "rev-parse", "HEAD^{tree}").strip()
-    git_ok(one_project, "update-ref", "refs/shiftkit/claims/F002", tree)
+    assert (
+        git(
+            one_project, "update-ref", "refs/shiftkit/claims/F002", tree, env={MARKER: "1"}
+        ).returncode
+        == 0
+    )  # (another actor)
     record = git_ok(one_project, "commit-tree", tree, "-m", '{"feature": 7, "pid": "x"}').strip()
-    git_ok(one_project, "update-ref", "refs/shiftkit/claims/F003", record)
+    assert (
+        git(
+            one_project, "update-ref", "refs/shiftkit/claims/F003", record, env={MARKER: "1"}
+        ).returncode
+        == 0
+    )  # (another actor)
     for args in (["status"], ["claims"], ["start", "--brief", "--no-check"]):
         result = shiftkit(one_project, *args)
         assert result.returncode == 0 and "Traceback" not in result.output, result.output

@@ -87,13 +87,16 @@ def record_site(common_dir: Path) -> Path:
         folders.append(site.getusersitepackages())
     listed = ":".join(folder for folder in folders if not {":", "\n"} & set(folder))
     # The sum as the hooks compute it: the function the site check defines, run by `sh`.
-    script = (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8")
+    path = common_dir / "shiftkit" / SITE_RECORD
+    try:
+        script = (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8")
+    except OSError:
+        return path  # (an installation without its hook scripts has no site check to feed)
     summed = subprocess.run(
         ["sh", "-c", f'{script}\nshiftkit_site_sum "$1"', "sh", listed],
         capture_output=True,
         text=True,
     )
-    path = common_dir / "shiftkit" / SITE_RECORD
     atomic_write(path, f"{listed}\n{summed.stdout.strip()}\n")
     return path
 
@@ -105,8 +108,9 @@ def record_interpreter(common_dir: Path) -> Path:
 
     path = interpreter_record(common_dir)
     atomic_write(path, os.path.abspath(sys.executable) + "\n")
-    if not (common_dir / "shiftkit" / SITE_RECORD).is_file():
-        record_site(common_dir)  # (a person renews it: `shiftkit setup --trust-installation`)
+    # (The site check starts when a person records the site: `shiftkit setup
+    # --trust-installation`. Recorded by every setup, it failed closed on honest changes of a
+    # shared environment — a `pip install` into it — before a person could look: 0091.)
     return path
 
 
