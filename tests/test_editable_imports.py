@@ -7,6 +7,8 @@ work tree, and `shiftkit check` must say the feature fails at HEAD."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +101,84 @@ def test_a_users_own_sitecustomize_still_runs(scaffold: Path, tmp_path: Path) ->
     )
     assert ran.stdout.strip() == "ran", ran.stderr
     assert json.loads(json.dumps(env))[imports.JUDGED_TREE] == str(checkout.resolve())
+
+
+def test_a_venv_kept_in_the_work_tree_stays_the_interpreters(scaffold: Path) -> None:
+    """The common layout: the developer's `.venv` inside the repository (ignored), the
+    project installed editable in it, pytest from it. The verifier in a checkout imports the
+    package from the checkout and everything else from that venv (before, every entry under
+    the work tree moved, the venv's `site-packages` too: "No module named pytest")."""
+    write(scaffold / "pyproject.toml", PYPROJECT)
+    write(scaffold / "src" / "pkg" / "__init__.py", value_module(2))
+    write(
+        scaffold / "tests" / "test_value.py",
+        "import pkg\n\n\ndef test_value():\n    assert pkg.value() == 2\n",
+    )
+    write(scaffold / ".gitignore", "__pycache__/\n*.egg-info/\nbuild/\n.venv/\n")
+    python = make_venv(scaffold / ".venv", scaffold, "")
+    done = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "pytest"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    verifier = f"{python} -m pytest -q -p no:cacheprovider tests/test_value.py"
+    ok(scaffold, "add", "--description", "value is 2", "--step", "s", "--verify", verifier)
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "The package and its feature")
+    ok(scaffold, "claim", "F001")
+    ok(scaffold, "finish", "-m", "value is two")
+    checked = shiftkit(scaffold, "check", "--no-demote")
+    assert checked.returncode == 0, checked.output
+
+    # The honest twin's mirror: HEAD broken, the work tree fixed: the checkout is judged.
+    module = scaffold / "src" / "pkg" / "__init__.py"
+    module.write_text(value_module(3))
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, *NO_HOOKS, "commit", "-q", "--no-verify", "-m", "Change the value")
+    module.write_text(value_module(2))
+    checked = shiftkit(scaffold, "check", "--no-demote")
+    assert checked.returncode == 1 and "FAILED F001" in checked.stdout, checked.output
+
+
+def test_an_init_that_installs_the_project_leaves_the_developers_environment_alone(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`init = "pip install -e ."`: every verification installs the project into a private
+    environment over the developer's (decision record 0098). Before, `check` ran the
+    developer's pip in a temporary checkout and left the developer's editable install
+    pointing at the deleted checkout: `import pkg` failed afterwards."""
+    write(scaffold / "pyproject.toml", PYPROJECT)
+    write(scaffold / "src" / "pkg" / "__init__.py", value_module(2))
+    write(scaffold / ".gitignore", "__pycache__/\n*.egg-info/\nbuild/\n")
+    python = make_venv(tmp_path / "venv", scaffold, "")
+    path = {"PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    settings = scaffold / ".shiftkit.toml"
+    settings.write_text(
+        re.sub(
+            r"(?m)^init = .*$",
+            'init = "pip install -q --no-deps -e ."',
+            settings.read_text(),
+        )
+    )
+    verifier = 'python -c "import pkg, sys; sys.exit(0 if pkg.value() == 2 else 1)"'
+    ok(scaffold, "add", "--description", "value is 2", "--step", "s", "--verify", verifier)
+    git_ok(scaffold, "add", "-A")
+    git_ok(
+        scaffold, "commit", "-q", "-m", "The package, its feature and its install step",
+        "-m", "Shiftkit-Override: the person sets init",
+    )  # fmt: skip
+    assert shiftkit(scaffold, "claim", "F001", env=path).returncode == 0
+    finished = shiftkit(scaffold, "finish", "-m", "value is two", env=path)
+    assert finished.returncode == 0, finished.output
+    checked = shiftkit(scaffold, "check", "--no-demote", env=path)
+    assert checked.returncode == 0, checked.output
+
+    # The developer's environment still imports the work tree.
+    where = subprocess.run(
+        [str(python), "-c", "import pkg; print(pkg.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    module = scaffold / "src" / "pkg" / "__init__.py"
+    assert where.returncode == 0, where.stderr
+    assert Path(where.stdout.strip()).resolve() == module.resolve(), where.stdout

@@ -112,7 +112,7 @@ def test_skipped_xfailed_and_failed_cases_are_named() -> None:
         "</testsuite>"
     )
     report = verdict.read_report(text)
-    assert report == verdict.Report(4, ("t.py::a", "t::b (xfailed)"), ("t.py::c",))
+    assert report[:3] == (4, ("t.py::a", "t::b (xfailed)"), ("t.py::c",))
     assert verdict.refusal(report, "") == "the verifier's report lists 1 failing test: t.py::c"
     skipped_only = report._replace(failed=())
     assert verdict.refusal(skipped_only, "") == (

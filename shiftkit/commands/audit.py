@@ -126,7 +126,15 @@ def reverify_at(
     cfg = judge.at_revisions(ctx.root, parent, f"{commit.oid}:").parent
     tree, note = oracle_tree(ctx, commit, feature, command, cfg)
     outcome = verify.run_in_checkout(
-        ctx.root, tree, command, cfg.init, cfg.verify_timeout, isolated, cfg.junit, commit.oid
+        ctx.root,
+        tree,
+        command,
+        cfg.init,
+        cfg.verify_timeout,
+        isolated,
+        cfg.junit,
+        commit.oid,
+        exact=True,  # (re-verification: the command as written must pass too, 0097)
     )
     return outcome._replace(note=note)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Collection
 from typing import NamedTuple
 
 from shiftkit.core.words import counted
@@ -82,6 +83,21 @@ def runs_pytest(command: str) -> bool:
     return False
 
 
+def _pytest_arguments(command: str) -> list[str]:
+    """The words after `pytest` (or `python -m pytest`) in ``command`` (`runs_pytest`'s)."""
+    if not runs_pytest(command):
+        return []
+    rest = _after_prefixes(_last_command(command) or [])
+    if posixpath.basename(rest[0]) in _PYTEST:
+        return rest[1:]
+    for n, word in enumerate(rest):
+        if word == "-mpytest":
+            return rest[n + 1 :]
+        if word == "-m":
+            return rest[n + 2 :]
+    return []
+
+
 def _after_prefixes(words: list[str]) -> list[str]:
     rest = list(words)
     while rest and _ASSIGNMENT.match(rest[0]):
@@ -111,6 +127,8 @@ class Report(NamedTuple):
     cases: int
     skipped: tuple[str, ...]
     failed: tuple[str, ...]
+    # each skipped test's (name shown in `skipped`, its file, its classname, its name)
+    skips: tuple[tuple[str, str, str, str], ...] = ()
 
 
 class BadReport(ValueError):
@@ -131,22 +149,23 @@ def read_report(text: str) -> Report:
         raise BadReport(f"it is not well-formed XML ({exc})") from None
     if root.tag not in ("testsuites", "testsuite"):
         raise BadReport(f"its top element is <{root.tag[:40]}>, not <testsuites> or <testsuite>")
-    cases = skipped = 0
-    skipped_names: list[str] = []
+    cases = 0
+    skips: list[tuple[str, str, str, str]] = []
     failed_names: list[str] = []
     for case in root.iter("testcase"):
         cases += 1
         name = _case_name(case.attrib)
         for child in case:
             if child.tag == "skipped":
-                skipped += 1
                 xfail = child.get("type") == "pytest.xfail"
-                skipped_names.append(name + (" (xfailed)" if xfail else ""))
+                shown = name + (" (xfailed)" if xfail else "")
+                got = case.attrib.get
+                skips.append((shown, got("file", ""), got("classname", ""), got("name", "")))
                 break
             if child.tag in ("failure", "error"):
                 failed_names.append(name)
                 break
-    return Report(cases, tuple(skipped_names), tuple(failed_names))
+    return Report(cases, tuple(s[0] for s in skips), tuple(failed_names), tuple(skips))
 
 
 def _case_name(attributes: dict[str, str]) -> str:
@@ -180,22 +199,40 @@ def _listed(names: tuple[str, ...]) -> str:
     return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
-def refusal(report: Report, output: str) -> str | None:
+def refusal(
+    report: Report, output: str, declared: Collection[str] = (), selects: bool = False
+) -> str | None:
     """Why a verifier that exited 0 with ``report`` (and printed ``output``) did not pass, in
-    one line; None when it ran at least one test and every test it lists passed."""
+    one line; None when it ran at least one test and every test it lists passed. ``declared``:
+    the skipped tests whose own source marks them so (`core.declared`: the person's choice,
+    counted as written); ``selects``: the command as the person wrote it deselects tests
+    (`person_selects`)."""
     if report.failed:
         return (
             f"the verifier's report lists {counted(len(report.failed), 'failing test')}: "
             f"{_listed(report.failed)}"
         )
-    if report.skipped:
-        return (
-            f"the verifier skipped {counted(len(report.skipped), 'test')}: "
-            f"{_listed(report.skipped)}"
-        )
-    if report.cases == 0:
+    skipped = tuple(name for name in report.skipped if name not in declared)
+    if skipped:
+        return f"the verifier skipped {counted(len(skipped), 'test')}: {_listed(skipped)}"
+    if report.cases == len(report.skipped):
         return "the verifier ran no test"
-    dropped = deselected(output)
+    dropped = 0 if selects else deselected(output)
     if dropped:
         return f"the verifier deselected {counted(dropped, 'test')}"
     return None
+
+
+_SELECTING = ("-k", "-m", "--deselect")
+
+
+def person_selects(command: str) -> bool:
+    """Whether ``command`` as written chooses which tests run (`-k`, `-m`, `--deselect`):
+    the tests it leaves out are the person's choice."""
+    words = _pytest_arguments(command)
+    return any(
+        word in _SELECTING
+        or word.startswith(("--deselect=", "-m=", "-k="))
+        or (len(word) > 2 and word[:2] in ("-k", "-m") and not word.startswith("--"))
+        for word in words
+    )

@@ -33,12 +33,21 @@ def _shiftkit_redirect():
     if not work or not judged:
         return
     work = _os.path.realpath(work)
+    # (the interpreter's own environment stays where it is, a `.venv` in the work tree too)
+    # (and the developer's, under the private one an installing `init` gets: decision 0098)
+    kept = _os.environ.get("SHIFTKIT_PERSON_ENVIRONMENT", "").split(_os.pathsep)
+    environment = {_os.path.realpath(p) for p in (_sys.prefix, _sys.exec_prefix, *kept) if p}
+
+    def inside(real, folder):
+        return real == folder or real.startswith(folder + _os.sep)
 
     def moved(path):
         if not isinstance(path, str) or not path:
             return path
         real = _os.path.realpath(path)
-        if real == work or real.startswith(work + _os.sep):
+        if any(inside(real, folder) for folder in environment):
+            return path
+        if inside(real, work):
             return judged + real[len(work):]
         return path
 
@@ -101,6 +110,11 @@ def register(checkout: Path, work_tree: Path) -> None:
 
 def forget(checkout: Path) -> None:
     _CHECKOUTS.pop(str(checkout), None)
+
+
+def work_tree_of(cwd: Path) -> str | None:
+    """The work tree the checkout ``cwd`` stands in for (None: not a checkout of ours)."""
+    return _CHECKOUTS.get(str(cwd))
 
 
 def variables(cwd: Path, env: dict[str, str]) -> dict[str, str]:

@@ -173,7 +173,13 @@ def run_at_tree(
                         target,
                         tree,
                         partial(
-                            verify.run_in, target, job.command, cfg.verify_timeout, env, cfg.junit
+                            verify.run_in,
+                            target,
+                            job.command,
+                            cfg.verify_timeout,
+                            env,
+                            cfg.junit,
+                            exact=isolated,  # (re-verification: as written too)
                         ),
                     )
                     with lock:

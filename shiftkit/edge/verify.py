@@ -70,10 +70,14 @@ def run_command(
     import subprocess
     import tempfile
 
-    from shiftkit.edge import imports
+    from shiftkit.edge import imports, overlay_venv, runner
 
     if env is None:
         env = verifier_environment(os.environ, named_variables(cwd))
+    env = overlay_venv.variables(cwd, env)  # (an installing `init`'s private environment)
+    env = runner.variables(
+        env, runner.tree_plugins(cwd, clean_environment())
+    )  # (plugins: a person's installation)
     env = imports.variables(cwd, env)  # (in a checkout: imports from it, not the work tree)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
@@ -107,11 +111,15 @@ def run_verifier(
     env: dict[str, str] | None = None,
     junit: str = "",
     prefix: Sequence[str] = (),
+    exact: bool = False,
 ) -> Outcome:
     """A verifier's run, judged by its report as well as its exit code: a pytest command
     (`verdict.runs_pytest`) is asked for a JUnit XML report in a folder of our own; any other
     command, when ``junit`` (the setting) names where it writes one, is read there (the file
-    removed before and after). A run that exits 0 passes only when `judge_result` agrees."""
+    removed before and after). A run that exits 0 passes only when `judge_result` agrees.
+    ``exact`` (re-verification): a pytest command that passed runs again exactly as the
+    person wrote it, which must pass too — code cannot tell the judge from the person by the
+    arguments shiftkit adds (decision record 0097)."""
     if verdict.runs_pytest(command):
         import tempfile
 
@@ -119,7 +127,10 @@ def run_verifier(
             report = Path(folder) / "junit.xml"
             ran = run_command(verdict.with_report(command, str(report)), cwd, timeout, env, prefix)
             found = read_report(report, NO_PYTEST_REPORT)
-            return judge_result(ran._replace(command=command), found)
+            judged = judge_result(ran._replace(command=command), found, cwd)
+        if not exact or not judged.ok:
+            return judged
+        return as_written(judged, run_command(command, cwd, timeout, env))
     if not junit:
         return run_command(command, cwd, timeout, env, prefix)
     report = cwd / junit
@@ -127,9 +138,22 @@ def run_verifier(
     try:
         ran = run_command(command, cwd, timeout, env, prefix)
         missing = f"the verifier wrote no JUnit XML report at {junit} (the `junit` setting)"
-        return judge_result(ran, read_report(report, missing))
+        return judge_result(ran, read_report(report, missing), cwd)
     finally:
         _remove(report)
+
+
+def as_written(judged: Outcome, plain: Outcome) -> Outcome:
+    """``judged`` (a pass with shiftkit's report arguments) as the run of the command exactly
+    as written (``plain``) confirms it: a pass only when both passed."""
+    if plain.ok:
+        return judged._replace(seconds=judged.seconds + plain.seconds)
+    reason = f"run exactly as written (without shiftkit's report arguments) it {plain.summary()}"
+    return plain._replace(
+        command=judged.command,
+        reason=reason,
+        output=f"{plain.output.rstrip()}\nshiftkit: {reason}\n",
+    )
 
 
 NO_PYTEST_REPORT = (
@@ -164,18 +188,59 @@ def read_report(path: Path, missing: str) -> verdict.Report | str:
         return f"the verifier's report is not JUnit XML: {exc}"
 
 
-def judge_result(outcome: Outcome, report: verdict.Report | str) -> Outcome:
+def judge_result(
+    outcome: Outcome, report: verdict.Report | str, cwd: Path | None = None
+) -> Outcome:
     """``outcome`` as its report judges it: a run that exited 0 fails when ``report`` is a
     reason (no report, an unreadable one) or `verdict.refusal` finds one; the reason is its
-    summary and the last line of its output."""
+    summary and the last line of its output. ``cwd``: where the run's test files are read
+    (the skips their source marks are the person's: `declared_skips`)."""
     if not outcome.ok:
         return outcome
-    reason = report if isinstance(report, str) else verdict.refusal(report, outcome.output)
+    if isinstance(report, str):
+        reason: str | None = report
+    else:
+        declared = declared_skips(cwd, report) if cwd is not None else ()
+        selects = verdict.person_selects(outcome.command)
+        reason = verdict.refusal(report, outcome.output, declared, selects)
     if reason is None:
         return outcome
     return outcome._replace(
         ok=False, reason=reason, output=f"{outcome.output.rstrip()}\nshiftkit: {reason}\n"
     )
+
+
+def declared_skips(cwd: Path, report: verdict.Report) -> frozenset[str]:
+    """The skipped tests of ``report`` whose source marks them skipped or expected to fail
+    (`core.declared`), as a person left it: in a temporary checkout (the assembled tree, the
+    oracle as defined) the file there; in the work tree the file as HEAD holds it, not as the
+    agent may have just edited it."""
+    from shiftkit.core import declared
+    from shiftkit.edge import gitio, imports
+
+    in_checkout = imports.work_tree_of(cwd) is not None
+    found: set[str] = set()
+    sources: dict[str, str | None] = {}
+    for shown, file, classname, name in report.skips:
+        if not file or file.startswith("/") or ".." in Path(file).parts:
+            continue
+        if file not in sources:
+            if in_checkout:
+                try:
+                    sources[file] = (cwd / file).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    sources[file] = None
+            else:
+                try:
+                    sources[file] = gitio.read_blobs(cwd, [f"HEAD:./{file}"])[0]
+                except (gitio.GitFailed, OSError):
+                    sources[file] = None
+        source = sources[file]
+        if source is not None and declared.declares(
+            source, name, declared.class_chain(file, classname)
+        ):
+            found.add(shown)
+    return frozenset(found)
 
 
 def _kill_group(pid: int) -> None:
@@ -269,15 +334,16 @@ def run_in_checkout(
     isolated: bool = False,
     junit: str = "",
     tip: str | None = None,
+    exact: bool = False,
 ) -> Outcome:
     """``command`` (after ``init``) in a temporary worktree of ``tree`` as judged at ``tip``
     (`temporary_checkout`), removed after; ``isolated``: with `isolated_environment`;
-    ``junit``: the setting (`run_verifier`)."""
+    ``junit``, ``exact``: as `run_verifier`'s."""
     with temporary_checkout(root, tree, tip) as target, environment_for(root, isolated) as env:
         prepared = prepare_checkout(target, init, timeout, env)
         if prepared is not None:
             return prepared._replace(command=command)
-        return run_in(target, command, timeout, env, junit)
+        return run_in(target, command, timeout, env, junit, exact=exact)
 
 
 # What an isolated run keeps of the environment: the locale and the terminal, nothing else.
@@ -392,7 +458,7 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
     import shutil
     import tempfile
 
-    from shiftkit.edge import assemble, gitio, imports
+    from shiftkit.edge import assemble, gitio, imports, overlay_venv
 
     env = clean_environment()
     tree = assemble.assembled(root, tree, tip)
@@ -417,6 +483,7 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
         yield target
     finally:
         imports.forget(target)
+        overlay_venv.forget(target)
         gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
         shutil.rmtree(workdir, ignore_errors=True)
         gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
@@ -495,8 +562,15 @@ def prepare_checkout(
     """Run ``init`` in a temporary checkout; None when it passed and left the tree as it was
     (the pure caches it wrote then dropped), else the failure to report in the verifier's
     place. ``env``: default `clean_environment`."""
+    from shiftkit.edge import overlay_venv
+
     if not init:
         return None
+    # (what `init` installs goes to a private environment, never the developer's: 0098)
+    overlay_venv.make(
+        target,
+        env if env is not None else verifier_environment(os.environ, named_variables(target)),
+    )
     prepared = run_command(init, target, timeout, env)
     if not prepared.ok:
         return prepared._replace(
@@ -519,11 +593,13 @@ def run_in(
     env: dict[str, str] | None = None,
     junit: str = "",
     prefix: Sequence[str] = (),
+    exact: bool = False,
 ) -> Outcome:
     """``command`` in a prepared temporary checkout (`run_verifier`, ``junit`` the setting); a
     verifier that leaves the checkout other than the tree it judged has failed (the checkout
-    is then put back). ``env``: default `clean_environment`; ``prefix``: as `run_command`'s."""
-    outcome = run_verifier(command, target, timeout, env, junit, prefix)
+    is then put back). ``env``: default `clean_environment`; ``prefix``: as `run_command`'s;
+    ``exact``: as `run_verifier`'s."""
+    outcome = run_verifier(command, target, timeout, env, junit, prefix, exact)
     changes = checkout_changes(target)
     if not changes:
         return outcome
