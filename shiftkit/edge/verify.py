@@ -67,35 +67,20 @@ def run_command(
     background process that keeps the descriptors open cannot hang us. ``env``: default
     `verifier_environment` with the `env` setting of the project at ``cwd``. ``prefix``: argv
     the shell runs under (a tracer: `readsets.Measure.prefix`)."""
-    import subprocess
     import tempfile
 
-    from shiftkit.edge import imports, overlay_venv, runner
+    from shiftkit.edge import imports, overlay_venv, process, runner
 
     if env is None:
         env = verifier_environment(os.environ, named_variables(cwd))
     env = overlay_venv.variables(cwd, env)  # (an installing `init`'s private environment)
-    env = runner.variables(
-        env, runner.tree_plugins(cwd, clean_environment())
-    )  # (plugins: a person's installation)
+    # (pytest plugins: a person's installation, none the tree declares: 0097)
+    env = runner.variables(env, runner.tree_plugins(cwd, clean_environment()))
     env = imports.variables(cwd, env)  # (in a checkout: imports from it, not the work tree)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
-        proc = subprocess.Popen(
-            [*prefix, "/bin/sh", "-c", command],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        try:
-            code: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
-            proc.wait()
-            code = None
+        # (ends when the verifier's own process exits; what it left running is ended: 0099)
+        code = process.run(command, cwd, env, sink, timeout, prefix)
         sink.seek(0)
         output = sink.read().decode("utf-8", "replace")
     return Outcome(command, code == 0, code, time.monotonic() - start, output)
@@ -241,15 +226,6 @@ def declared_skips(cwd: Path, report: verdict.Report) -> frozenset[str]:
         ):
             found.add(shown)
     return frozenset(found)
-
-
-def _kill_group(pid: int) -> None:
-    import signal
-
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 _VOLATILE = [
