@@ -27,6 +27,27 @@ version = "0.1"
 """
 
 
+HATCH_PYPROJECT = """[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "pkg"
+version = "0.1"
+
+[tool.hatch.build.targets.wheel]
+packages = ["src/pkg"]
+"""
+# hatchling's "exact" mode: the `editables` redirecting finder instead of a path entry
+HATCH_EXACT = "\n[tool.hatch.build]\ndev-mode-exact = true\n"
+BACKENDS = {
+    "setuptools finder": (PYPROJECT, ""),
+    "setuptools compat": (PYPROJECT, "compat"),
+    "hatchling path": (HATCH_PYPROJECT, ""),
+    "hatchling exact": (HATCH_PYPROJECT + HATCH_EXACT, ""),
+}
+
+
 def value_module(value: int) -> str:
     return f"def value():\n    return {value}\n"
 
@@ -35,7 +56,7 @@ def make_venv(where: Path, project: Path, mode: str) -> Path:
     """A venv with ``project`` installed editable (setuptools from the package index)."""
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
     python = where / "bin" / "python"
-    args = [str(python), "-m", "pip", "install", "-q", "--no-deps"]
+    args = [str(python), "-m", "pip", "install", "-q"]  # (hatchling exact needs `editables`)
     if mode:
         args += ["--config-settings", f"editable_mode={mode}"]
     done = subprocess.run([*args, "-e", str(project)], capture_output=True, text=True)
@@ -43,11 +64,12 @@ def make_venv(where: Path, project: Path, mode: str) -> Path:
     return python
 
 
-@pytest.mark.parametrize("mode", ["", "compat"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_check_judges_head_not_the_work_tree_of_an_editable_install(
-    scaffold: Path, tmp_path: Path, mode: str
+    scaffold: Path, tmp_path: Path, backend: str
 ) -> None:
-    write(scaffold / "pyproject.toml", PYPROJECT)
+    pyproject, mode = BACKENDS[backend]
+    write(scaffold / "pyproject.toml", pyproject)
     write(scaffold / "src" / "pkg" / "__init__.py", value_module(2))
     write(scaffold / ".gitignore", "__pycache__/\n*.egg-info/\nbuild/\n")
     python = make_venv(tmp_path / "venv", scaffold, mode)
