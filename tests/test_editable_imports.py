@@ -80,6 +80,13 @@ def test_check_judges_head_not_the_work_tree_of_an_editable_install(
     ok(scaffold, "claim", "F001")
     ok(scaffold, "finish", "-m", "value is two")
     assert shiftkit(scaffold, "check", "--no-demote").returncode == 0  # (the honest twin)
+    # What the verifier read in the checkout is the checkout's package: its read set (measured
+    # under strace, where it can trace) holds the package's source.
+    from shiftkit.edge import gitio, readsets
+
+    read = readsets.load_one(gitio.common_dir(scaffold), "F001")
+    if readsets.tracer() is not None or os.environ.get("CI"):
+        assert read is not None and "src/pkg/__init__.py" in read.files, read
 
     # A plain commit breaks it; the work tree alone is fixed (uncommitted).
     module = scaffold / "src" / "pkg" / "__init__.py"
