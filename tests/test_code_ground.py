@@ -215,3 +215,49 @@ def test_a_new_project_leaves_the_ground_to_the_person(scaffold: Path) -> None:
     from shiftkit.core import ground
 
     assert ground.AUTO_LINE in (scaffold / ".shiftkit.toml").read_text()
+
+
+BUILD = "printf 'K = 1\\n' > calc/_built.py\n"  # (a build step writing beside the sources)
+BUILT_ADD = "from calc._built import K\n\n\ndef add(a, b):\n    return (a + b) * K\n"
+
+
+def _init_builds(project: Path, code: str) -> None:
+    """The person's `init` builds a file beside the sources (as `pip install -e .` writes a
+    C extension's `.so` into `src/`), and ignores it."""
+    write(project / "build.sh", BUILD)
+    write(project / ".gitignore", (project / ".gitignore").read_text() + "calc/_built.py\n")
+    settings = project / ".shiftkit.toml"
+    text = settings.read_text()
+    text = "\n".join(
+        'init = "sh build.sh"' if line.startswith("init =") else line for line in text.splitlines()
+    )
+    settings.write_text(text.replace("[shiftkit]\n", f"[shiftkit]\n{code}", 1) + "\n")
+    git_ok(project, "add", "-A")
+    git_ok(
+        project, "commit", "-q", "-m", "Build step", "-m", "Shiftkit-Override: the build step",
+    )  # fmt: skip
+
+
+def test_what_the_persons_init_builds_is_kept_with_the_ground_set(calc: Path) -> None:
+    """With `code` set, `init` is the person's: what it builds from the judged code is its
+    build step, kept for the verifier (decision record 0098). Before: "init (sh build.sh)
+    changed the checkout it was judging (calc/_built.py)"."""
+    _init_builds(calc, CODE)
+    feature = feature_of(calc, "add")
+    ok(calc, "claim", feature)
+    (calc / "calc" / "ops.py").write_text(BUILT_ADD)
+    finished = shiftkit(calc, "finish", "-m", "add two numbers")
+    assert finished.returncode == 0, finished.output
+    checked = shiftkit(calc, "check", "--no-demote", "--isolated")
+    assert checked.returncode == 0, checked.output
+
+
+def test_without_the_ground_what_init_writes_is_still_refused(calc: Path) -> None:
+    """The twin: without `code`, `init` may be the agent's (the list-based boundary), so a file
+    it writes into a checkout still fails the run there."""
+    _init_builds(calc, "")
+    feature = feature_of(calc, "add")
+    forced_flip(calc, feature, "add two numbers", {"calc/ops.py": BUILT_ADD})
+    checked = shiftkit(calc, "check", "--no-demote")
+    assert checked.returncode != 0, checked.output
+    assert "init (sh build.sh) changed the checkout" in checked.output, checked.output

@@ -401,6 +401,7 @@ def verifier_environment(
 
 
 _NAMED: dict[tuple[str, float], tuple[str, ...]] = {}
+_CODE: dict[tuple[str, float], bool] = {}
 
 
 def named_variables(folder: Path) -> tuple[str, ...]:
@@ -413,10 +414,22 @@ def named_variables(folder: Path) -> tuple[str, ...]:
     try:
         key = (str(path), path.stat().st_mtime)
         if key not in _NAMED:
-            _NAMED[key] = config.parse(path.read_text(encoding="utf-8")).env
+            parsed = config.parse(path.read_text(encoding="utf-8"))
+            _NAMED[key], _CODE[key] = parsed.env, bool(parsed.code)
         return _NAMED[key]
     except (OSError, ValueError, BadInput):
         return ()
+
+
+def sets_code(folder: Path) -> bool:
+    """Whether the project at ``folder`` sets `code` (its `.shiftkit.toml` as the file there
+    holds it: in a checkout, the assembled tree's, a person's)."""
+    path = Path(folder) / ".shiftkit.toml"
+    named_variables(folder)
+    try:
+        return _CODE.get((str(path), path.stat().st_mtime), False)
+    except OSError:
+        return False
 
 
 def clean_environment() -> dict[str, str]:
@@ -460,6 +473,7 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
     finally:
         imports.forget(target)
         overlay_venv.forget(target)
+        _BUILT.pop(str(target), None)
         gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
         shutil.rmtree(workdir, ignore_errors=True)
         gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
@@ -469,16 +483,36 @@ def checkout_changes(target: Path) -> list[str]:
     """What differs in a temporary checkout from the tree it holds: changed or deleted tracked
     files, and every file git does not track — ignored ones too — outside runner caches and
     environments (`runner_files`, decision record 0052): a file the tree does not hold must
-    not help its verifier."""
+    not help its verifier. What `init` built there with `code` set (`built_by_init`) is the
+    person's build step, not a change."""
+    built = _BUILT.get(str(target), frozenset())
+    return [path for path in tracked_changes(target) + added_files(target) if path not in built]
+
+
+def tracked_changes(target: Path) -> list[str]:
+    """The tracked files of a checkout that were changed or deleted."""
     from shiftkit.edge import gitio
 
-    env = clean_environment()
     tracked = gitio.run(
-        ["status", "--porcelain", "-z", "--untracked-files=no"], target, clean_env=env
+        ["status", "--porcelain", "-z", "--untracked-files=no"],
+        target,
+        clean_env=clean_environment(),
     ).stdout
-    changed = [entry[3:] for entry in tracked.split("\0") if len(entry) > 3 and entry[2] == " "]
-    others = untracked(target)
-    return changed + [path for path in others if not runner_files.is_runner_output(path)]
+    return [entry[3:] for entry in tracked.split("\0") if len(entry) > 3 and entry[2] == " "]
+
+
+def added_files(target: Path) -> list[str]:
+    """The files a checkout holds beyond its tree, runner caches and environments left out."""
+    return [path for path in untracked(target) if not runner_files.is_runner_output(path)]
+
+
+# checkout -> what its `init` built there (files beside the tree: a C extension's `.so`), kept
+# only when the project sets `code`: `init` is then the person's (decision record 0098)
+_BUILT: dict[str, frozenset[str]] = {}
+
+
+def built_by_init(target: Path) -> frozenset[str]:
+    return _BUILT.get(str(target), frozenset())
 
 
 def untracked(target: Path) -> list[str]:
@@ -508,11 +542,13 @@ def drop_caches(target: Path) -> None:
 
 
 def restore_checkout(target: Path) -> None:
-    """Put a temporary checkout back to its tree, keeping runner caches and environments."""
+    """Put a temporary checkout back to its tree, keeping runner caches and environments and
+    what `init` built (`built_by_init`)."""
     from shiftkit.edge import gitio
 
     env = clean_environment()
-    kept = [word for line in runner_files.gitignore_lines() for word in ("-e", line)]
+    built = ["/" + path for path in sorted(built_by_init(target))]
+    kept = [word for line in [*runner_files.gitignore_lines(), *built] for word in ("-e", line)]
     gitio.run(["reset", "-q", "--hard"], target, clean_env=env)
     gitio.run(["clean", "-f", "-d", "-x", "-q", *kept], target, clean_env=env)
 
@@ -540,6 +576,7 @@ def prepare_checkout(
     place. ``env``: default `clean_environment`."""
     from shiftkit.edge import overlay_venv
 
+    _BUILT.pop(str(target), None)
     if not init:
         return None
     # (what `init` installs goes to a private environment, never the developer's: 0098)
@@ -555,9 +592,12 @@ def prepare_checkout(
                 + prepared.output
             ),
         )
-    changes = checkout_changes(target)
-    if changes:
-        return _changed_tree(prepared, f"init ({init})", changes)
+    changed, added = tracked_changes(target), added_files(target)
+    if changed or (added and not sets_code(target)):
+        return _changed_tree(prepared, f"init ({init})", changed + added)
+    # (with `code` set, `init` is the person's: what it builds from the judged code — a C
+    # extension beside its sources — is its build step, kept for every verifier here: 0098)
+    _BUILT[str(target)] = frozenset(added)
     drop_caches(target)
     return None
 
