@@ -79,6 +79,19 @@ def main(state: str, stdin: bytes) -> int:
         verdicts.record(common, [commit.oid for commit in fresh])
     if not problems:
         return OK
+    refused = [commit.oid for commit in fresh if found[commit.oid]]
+    if not _fetched(root, tips) and all(_fetched(root, [oid]) for oid in refused):
+        # A merge of another clone's commits (`git fetch` + `git merge`): what is refused is
+        # only theirs, which no judge here has run yet; that is `sync`'s to do, and the rule
+        # lines about a teammate's commits would only mislead (issue 36 item 4).
+        print(
+            f"shiftkit: the merge was not made: it brings {len(refused)} commit"
+            f"{'s' if len(refused) != 1 else ''} from another clone that no judge here has "
+            "passed yet; `shiftkit sync` puts back the files git staged, judges those commits "
+            "here (re-running each flip's verifier), merges and pushes",
+            file=sys.stderr,
+        )
+        return REFUSED
     for line in problems[:SHOWN]:
         print(f"shiftkit: reference-transaction refused {line}", file=sys.stderr)
     if len(problems) > SHOWN:

@@ -25,23 +25,60 @@ def staged(root: Path) -> str | None:
     """The fetched commit whose changes from HEAD the index holds — what a refused update
     left staged — else None. Asked by `undo`, and by a commit hook on its way to a refusal:
     committing that index would commit the remote's files as one's own."""
+    found = _staged_from(root)
+    return found[0] if found is not None else None
+
+
+def _staged_from(root: Path) -> tuple[str, str] | None:
+    """(the fetched commit a refused update staged, the tree the index then holds) — a
+    fast-forward's files, or a true merge's result (HEAD and the fetched tip merged: a
+    `git merge origin/main` of a branch with commits of its own) — else None."""
     if _index_is_head(root):
         return None
     for commit in _fetched_commits(root):
         if _index_holds_changes_of(root, commit):
-            return commit
+            return commit, commit
+    return _merge_staged(root)
+
+
+def _merge_staged(root: Path) -> tuple[str, str] | None:
+    """A refused merge of a fetched tip: the index is exactly the tree git's merge of HEAD
+    and that tip makes (`git merge-tree --write-tree`)."""
+    index = gitio.run(["write-tree"], root, check=False)
+    if index.returncode != 0:
+        return None  # (conflicts staged: not a merge git finished)
+    tree = index.stdout.strip()
+    for tip in _fetched_tips(root):
+        merged = gitio.run(["merge-tree", "--write-tree", "HEAD", tip], root, check=False)
+        if merged.returncode == 0 and merged.stdout.split("\n", 1)[0].strip() == tree:
+            return tip, tree
     return None
+
+
+def _fetched_tips(root: Path) -> list[str]:
+    listed = gitio.run(
+        ["for-each-ref", "--format=%(objectname)", "refs/remotes/"], root, check=False
+    ).stdout.split()
+    fetch_head = gitio.run(
+        ["rev-parse", "-q", "--verify", "FETCH_HEAD^{commit}"], root, check=False
+    ).stdout.strip()
+    return list(dict.fromkeys([*listed, *([fetch_head] if fetch_head else [])]))
 
 
 def undo(root: Path) -> str | None:
     """Put back the files a refused update staged; the commit they came from, else None
     (nothing of the kind staged, or git's two-tree merge would lose a change: then as it
     was)."""
-    commit = staged(root)
-    if commit is None:
+    found = _staged_from(root)
+    if found is None:
         return None
-    undone = gitio.run(["read-tree", "-m", "-u", commit, "HEAD"], root, check=False)
-    return commit if undone.returncode == 0 else None
+    commit, tree = found
+    undone = gitio.run(["read-tree", "-m", "-u", tree, "HEAD"], root, check=False)
+    if undone.returncode != 0:
+        return None
+    # (a refused merge leaves its state — MERGE_HEAD — behind: forgotten, files as they are)
+    gitio.run(["merge", "--quit"], root, check=False)
+    return commit
 
 
 def _index_is_head(root: Path) -> bool:
