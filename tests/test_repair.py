@@ -86,3 +86,64 @@ def test_a_demoted_feature_still_failing_is_not_re_marked(scaffold: Path) -> Non
     assert checked.returncode == 0, checked.output
     assert "re-marked" not in checked.stdout and _count(scaffold) == before
     assert "F001" not in _passing(scaffold)
+
+
+def test_sync_re_marks_what_a_plain_fix_repaired_in_one_commit(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`shiftkit sync` too (issue 36 item 2): a rename demoted three features on the remote;
+    a teammate's plain commit brings the names back; the sync that publishes it re-marks all
+    three in one commit, pushed with it. Before: each needed its own claim and finish."""
+    _three_passing(scaffold)
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "Share claims through origin")
+    bare = tmp_path / "remote.git"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
+    one, two = tmp_path / "one", tmp_path / "two"
+    for clone in (one, two):
+        git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
+        ok(clone, "install-hooks", "--force")
+    for name, new in zip(NAMES, ("uno.txt", "dos.txt", "tres.txt"), strict=True):
+        git_ok(one, "mv", name, new)
+    git_ok(one, "commit", "-q", "-m", "Rename the files")
+    assert shiftkit(one, "check").returncode == 1  # (demoted, in one commit)
+    ok(one, "sync")
+    ok(two, "sync")
+    assert _passing(two) & set(IDS) == set()
+    for name in NAMES:
+        (two / name).write_text(f"{name}\n")
+    git_ok(two, "add", "-A")
+    git_ok(two, "commit", "-q", "-m", "Bring the old names back")
+    before = _count(two)
+    synced = shiftkit(two, "sync")
+    assert synced.returncode == 0, synced.output
+    assert "re-marked F001, F002, F003 passing in" in synced.stdout, synced.output
+    assert _count(two) == before + 1  # (one commit for the three)
+    assert set(IDS) <= _passing(bare, "HEAD")  # (pushed with the fix)
+    assert shiftkit(one, "sync").returncode == 0 and set(IDS) <= _passing(one)
+
+
+def test_sync_with_nothing_repaired_re_marks_nothing(scaffold: Path, tmp_path: Path) -> None:
+    """The twin: a sync whose commits repair nothing makes no re-mark commit."""
+    _three_passing(scaffold)
+    config = scaffold / ".shiftkit.toml"
+    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
+    git_ok(scaffold, "add", "-A")
+    git_ok(scaffold, "commit", "-q", "-m", "Share claims through origin")
+    bare = tmp_path / "remote.git"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
+    one = tmp_path / "one"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(one))
+    ok(one, "install-hooks", "--force")
+    git_ok(one, "rm", "-q", "one.txt")
+    git_ok(one, "commit", "-q", "-m", "Remove one")
+    assert shiftkit(one, "check").returncode == 1
+    (one / "notes.md").write_text("notes\n")
+    git_ok(one, "add", "notes.md")
+    git_ok(one, "commit", "-q", "-m", "Notes")
+    before = _count(one)
+    synced = shiftkit(one, "sync")
+    assert synced.returncode == 0 and "re-marked" not in synced.stdout, synced.output
+    assert _count(one) == before

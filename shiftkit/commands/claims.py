@@ -14,7 +14,17 @@ from shiftkit.commands import outgoing
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, OK, REFUSED, BadInput, Refused, ShiftkitError
-from shiftkit.edge import claims, gitio, ledger, parking, refused_update, remote, session, state
+from shiftkit.edge import (
+    claims,
+    gitio,
+    ledger,
+    parking,
+    refused_update,
+    regression,
+    remote,
+    session,
+    state,
+)
 from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
 from shiftkit.edge.project import read_features
 
@@ -722,9 +732,18 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
             "commit or stash it) first, then sync"
         )
     how = catch_up(ctx, name, branch, say, jobs=jobs)
+    # (what the commits here repaired — a teammate's, a merge's, one's own plain fix — is
+    # re-marked now, in one commit the push carries: decision record 0093)
+    remarked, at = regression.remark_repairs(ctx, "after `shiftkit sync`")
+    if at is not None:
+        say(
+            f"re-marked {', '.join(remarked)} passing in {short(at)}: demoted before, "
+            f"{'its verifier passes' if len(remarked) == 1 else 'their verifiers pass'} "
+            f"again after the sync"
+        )
     recorded = _publish_waiting_usage(ctx)
     outgoing.gate_outgoing(ctx, tracking, say, jobs)  # (decision records 0056, 0083)
-    if how in ("pushed to", "merged and pushed to"):
+    if how in ("pushed to", "merged and pushed to") or remarked:
         problem = remote.push_branch(ctx.root, name, branch)
         if problem is not None:
             raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")

@@ -114,19 +114,7 @@ def _repaired(ctx: Context, feature_list: features.FeatureList) -> list[regressi
     head = gitio.head_oid(ctx.root)
     if head is None or (previous is not None and previous.head == head):
         return []
-    candidates = regression.repairable(ctx, feature_list)
-    if not candidates:
-        return []
-    tree = regression.head_tree(ctx.root)
-    try:
-        ran = regression.run_at_tree(ctx, tree, candidates, 1, lambda job, outcome: None)
-    except regression.InitFailed:
-        return []
-    key = regression.CHECKOUT
-    for job, outcome in ran:
-        if outcome.ok:
-            verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, key))
-    return [job for job, outcome in ran if outcome.ok]
+    return regression.passing_again(ctx, feature_list)
 
 
 def run_checks(ctx: Context, say: Say) -> orientation.Checks:

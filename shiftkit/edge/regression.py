@@ -390,6 +390,40 @@ def repairable(ctx: Context, feature_list: features.FeatureList) -> list[Job]:
     return jobs(feature_list, ids, ctx.config.verify)
 
 
+def passing_again(ctx: Context, feature_list: features.FeatureList) -> list[Job]:
+    """The demoted features earned before (`repairable`) whose verifiers pass at HEAD's tree,
+    in a checkout of it; each pass recorded. An `init` that fails re-marks nothing."""
+    candidates = repairable(ctx, feature_list)
+    if not candidates:
+        return []
+    tree = head_tree(ctx.root)
+    try:
+        ran = run_at_tree(ctx, tree, candidates, 1, lambda job, outcome: None)
+    except InitFailed:
+        return []
+    for job, outcome in ran:
+        if outcome.ok:
+            verify.record_pass(ctx.common_dir, tree, verify.cache_command(job.command, CHECKOUT))
+    return [job for job, outcome in ran if outcome.ok]
+
+
+def remark_repairs(ctx: Context, where: str) -> tuple[list[str], str | None]:
+    """Re-mark, in one commit of the list and the log, every demoted feature earned before
+    that passes again at HEAD (a merge, a fast-forward may have repaired several: one step,
+    never one session per feature — decision record 0093). (the ids, the commit) or
+    ([], None) when none passes again."""
+    from shiftkit.edge.project import read_features_at
+
+    feature_list = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    if feature_list is None:
+        return [], None
+    again = passing_again(ctx, feature_list)
+    if not again:
+        return [], None
+    commit = demote(ctx, [], where, repaired=again)
+    return [job.feature.id for job in again], commit
+
+
 def remark_entry(feature_id: str, tree: str, head: str, base: str) -> str:
     """The log entry of one re-mark: where its verifier passed again."""
     from shiftkit.core import rules
