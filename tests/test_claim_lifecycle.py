@@ -75,7 +75,7 @@ def test_a_finished_commit_still_here_keeps_its_claim(scaffold: Path, tmp_path: 
     assert set(_server_claims(bare)) == {"F001"}
     stop = shiftkit(one, "stop-check", input="{}")
     assert stop.returncode == 2, stop.output
-    assert "this clone's finished work is not published" in stop.stderr
+    assert "finished work is not published" in stop.stderr
     assert "released F001" in ok(one, "sync")
 
 
