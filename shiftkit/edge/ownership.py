@@ -47,8 +47,10 @@ def expiry(common_dir: Path, record: ClaimRecord | None, oid: str, minutes: int)
 
 
 def on_a_branch(root: Path, commit: str) -> bool:
-    """Whether ``commit`` is on a local branch or a remote-tracking branch here (False when
-    the object is gone too)."""
+    """Whether ``commit`` is on HEAD, a local branch or a remote-tracking branch here (False
+    when the object is gone too)."""
+    if gitio.is_ancestor(root, commit, "HEAD"):
+        return True
     proc = gitio.run(
         ["for-each-ref", "--count=1", "--contains", commit, "refs/heads/", "refs/remotes/"],
         root,
