@@ -475,7 +475,9 @@ def _claim_named(
                 there.let_go_if_moved(record, oid)
                 return record, oid, note
             if chosen.id in waiting:
-                raise
+                from shiftkit.commands import own_claims
+
+                own_claims.refuse_if_parked(ctx, chosen.id)
             # Our own claim whose local record was lost (a crash between the two writes, or
             # a claim push whose answer never came): recovered.
             return existing.record, existing.oid, ""
@@ -588,6 +590,7 @@ def release(
     if held is None:
         raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
     if not steal:
+        own_claims.refuse_if_parked(ctx, feature_id)
         raise claims.ClaimHeld(held)
     _require_stale(ctx, held, force)
     result = _release(ctx, feature_id, held.oid)

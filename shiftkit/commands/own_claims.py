@@ -178,3 +178,15 @@ def expired_lines(ctx: Context, others: list[claims.Claim]) -> tuple[str, ...]:
                 f"{held.record.clone or '?'}: {why}): `shiftkit claim {held.feature}` takes it"
             )
     return tuple(lines)
+
+
+def refuse_if_parked(ctx: Context, feature_id: str) -> None:
+    """This clone finished ``feature_id`` and the commit waits here to be published: the
+    claim is released by publishing it, not by hand (the work would be lost to the others)."""
+    for row in parking.read(ctx.git_dir):
+        if row.feature == feature_id:
+            name = ctx.config.claims.remote or "the remote"
+            raise Refused(
+                f"{feature_id} is finished in this clone (commit {short(row.commit)}) but not "
+                f"on {name} yet; `shiftkit sync` publishes it and releases the claim"
+            )
