@@ -396,8 +396,11 @@ def claim(feature_id: str | None, steal: bool, force: bool) -> int:
     with `[shiftkit.claims] remote` set in .shiftkit.toml, a ref on that git remote taken
     with one lease push, so sessions on other machines see it too (a feature that already
     passes on the remote's branch is refused). Needs a clean tree and no other open claim
-    here (exit 1). Exit 3: the feature is claimed by someone else; --steal takes over a
-    claim without a heartbeat for `ttl_hours`, --steal --force even a live one."""
+    here (exit 1). Exit 3: the feature is claimed by someone else; a claim of another
+    clone without a heartbeat for `lease_minutes` has expired and is taken over (naming
+    its holder), and one of an earlier session of this clone is resumed. --steal (a
+    person's) takes over a claim without a heartbeat for `ttl_hours`, --steal --force even
+    a live one."""
     from shiftkit.commands import claims
 
     return claims.claim(_context(), feature_id, steal, _say, force)

@@ -73,14 +73,26 @@ def _release(ctx: Context, feature_id: str, oid: str) -> remote.Released:
 
 
 def _is_ours(ctx: Context, record: ClaimRecord | None) -> bool:
-    """A claim of this worktree of this clone (a path alone names no one)."""
-    return record is not None and record.is_held_by(session.clone_id(ctx.common_dir), str(ctx.root))
+    """A claim of this clone for this worktree or a gone one (a path alone names no one;
+    decision record 0096)."""
+    from shiftkit.edge import ownership
+
+    return ownership.is_ours(ctx.root, ctx.common_dir, record)
+
+
+def _tidy(ctx: Context, say: Say) -> None:
+    """This clone's finished claims whose commit was dropped unpublished are let go first."""
+    from shiftkit.commands import own_claims
+
+    for line in own_claims.release_orphans(ctx):
+        say(line)
 
 
 # -- claim ---------------------------------------------------------------------------------
 
 
 def claim(ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bool = False) -> int:
+    _tidy(ctx, say)
     held = state.local_claim(ctx.git_dir)
     if held is not None:
         raise Refused(
@@ -465,9 +477,17 @@ def _claim_named(
             existing = refused.claim
             waiting = {row.feature for row in parked(ctx)}
             if existing.record is None or not _is_ours(ctx, existing.record):
-                raise
+                expired = _take_expired(ctx, record, refused, look)
+                if expired is None:
+                    raise
+                oid, note = expired
+                there.say(note)
+                there.let_go_if_moved(record, oid)
+                return record, oid, note
             if chosen.id in waiting:
-                raise
+                from shiftkit.commands import own_claims
+
+                own_claims.refuse_if_parked(ctx, chosen.id)
             # Our own claim whose local record was lost (a crash between the two writes, or
             # a claim push whose answer never came): recovered.
             return existing.record, existing.oid, ""
@@ -479,6 +499,24 @@ def _claim_named(
     _require_stale(ctx, stale_one, force)
     oid = _acquire(ctx, record, replacing=stale_one.oid, look=look)
     return record, oid, f"claim taken over (--steal) from {holder(stale_one)}"
+
+
+def _take_expired(
+    ctx: Context, record: ClaimRecord, refused: claims.ClaimHeld, look: remote.Watch | None
+) -> tuple[str, str] | None:
+    """Another's claim whose lease ran out is taken by a plain `claim ID` (decision record
+    0096), leased on the object seen: a holder that beat meanwhile keeps it. (the claim
+    object, the note for the log), or None when it has not expired."""
+    from shiftkit.edge import ownership
+
+    existing = refused.claim
+    minutes = ctx.config.claims.lease_minutes
+    why = ownership.expiry(ctx.common_dir, existing.record, existing.oid, minutes)
+    if why is None or existing.record is None:
+        return None
+    oid = _acquire(ctx, record, replacing=existing.oid, look=look)
+    session.forget(ctx.common_dir, existing.oid)
+    return oid, f"took over the expired claim ({why}) of {holder(existing)}"
 
 
 def _check_claimable(feature_list: features.FeatureList, feature: features.Feature) -> None:
@@ -509,6 +547,10 @@ def _require_stale(ctx: Context, held: claims.Claim, force: bool) -> None:
     one wins."""
     if force or held.record is None or stale(ctx, held) is not None:
         return
+    from shiftkit.edge import ownership
+
+    if ownership.expiry(ctx.common_dir, held.record, held.oid, ctx.config.claims.lease_minutes):
+        return  # (its lease ran out: anyone may take it)
     raise ShiftkitError(
         f"{held.holder()}, and it does not look abandoned (its last heartbeat is within "
         f"ttl_hours = {ctx.config.claims.ttl_hours}); --steal takes only a stale claim — add "
@@ -529,7 +571,10 @@ def holder(held: claims.Claim) -> str:
 def release(
     ctx: Context, feature_id: str | None, steal: bool, say: Say, force: bool = False
 ) -> int:
-    own = state.local_claim(ctx.git_dir)
+    from shiftkit.commands import own_claims
+
+    _tidy(ctx, say)
+    own = own_claims.recover(ctx, feature_id, "release", say)
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
@@ -555,6 +600,7 @@ def release(
     if held is None:
         raise BadInput(f"no claim on {feature_id!r}; `shiftkit claims` lists the claims")
     if not steal:
+        own_claims.refuse_if_parked(ctx, feature_id)
         raise claims.ClaimHeld(held)
     _require_stale(ctx, held, force)
     result = _release(ctx, feature_id, held.oid)

@@ -74,13 +74,13 @@ def _already_committed(ctx: Context, held: LocalClaim) -> bool:
 
 
 def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> str:
-    """Let the claim go; returns how the caller's last line ends (where the claim is now)."""
-    from shiftkit.commands import claims as claiming
+    """Publish the unit's commit and let the claim go — a push that lost a race catches up
+    through the judged sync, as `finish` does (`publish.publish`); returns how the caller's
+    last line ends (where the claim is now)."""
+    from shiftkit.commands import publish
 
     head = gitio.head_oid(ctx.root) or ""
-    said, ending = claiming.let_go(ctx, held, head)
-    if said is not None:
-        say(said)
+    ending = publish.publish(ctx, held, head, say)
     gate.last_failure_path(ctx).unlink(missing_ok=True)
     return ending
 
@@ -94,10 +94,22 @@ def _failure_history_path(ctx: Context) -> Any:
 
 def revert(ctx: Context, reason: str, say: Say) -> int:
     from shiftkit.commands import claims as claiming
+    from shiftkit.commands import own_claims
 
-    record = require_claim(ctx, "revert")
     if not reason.strip():
         raise BadInput("--reason is empty; say why the attempt failed")
+    for line in own_claims.release_orphans(ctx):
+        say(line)
+    recovered = None
+    if state.local_claim(ctx.git_dir) is None:  # (an earlier session's claim of this clone)
+        recovered = own_claims.recover(ctx, None, "revert", say)
+    record = recovered if recovered is not None else require_claim(ctx, "revert")
+    if recovered is not None and not gitio.is_ancestor(ctx.root, record.base, "HEAD"):
+        raise Refused(
+            f"the claim on {record.feature} stands on {short(record.base)}, which this "
+            f"branch does not hold (it was taken in another worktree); `shiftkit release "
+            f"{record.feature}` lets it go without resetting this branch"
+        )
     feature_id, base = record.feature, record.base
     if _already_committed(ctx, record):
         ending = _close_claim(ctx, record, say)
@@ -327,7 +339,16 @@ def _unpublished(ctx: Context) -> str | None:
     branch = gitio.branch(ctx.root)
     if not name or branch is None:
         return None
-    waiting = [row.feature for row in claiming.parked(ctx)]
+    from shiftkit.edge import claims, ownership, session
+
+    now = session.current(ctx.git_dir)
+    waiting = []
+    for row in claiming.parked(ctx):
+        if not ownership.on_a_branch(ctx.root, row.commit):
+            continue  # (dropped unpublished: nothing to publish; the next command releases it)
+        record = claims.read_claim(ctx.root, row.feature, row.oid).record
+        whose = "" if record is None or record.session == now else f" (session {record.session}'s)"
+        waiting.append(row.feature + whose)
     tracking = remote.tracking_ref(name, branch)
     has_tracking = bool(gitio.refs(ctx.root, tracking))
     ahead = gitio.run(
@@ -345,7 +366,7 @@ def _unpublished(ctx: Context) -> str | None:
         )
     if waiting:
         parts.append(f"the claim on {', '.join(waiting)} still held on {name}")
-    return f"this session's finished work is not published ({'; '.join(parts)})"
+    return f"this clone's finished work is not published ({'; '.join(parts)})"
 
 
 def stop_check(ctx: Context, hook_input: str, say_err: Say) -> int:

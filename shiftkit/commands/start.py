@@ -390,7 +390,9 @@ def gather(
     brief: bool,
     checks: orientation.Checks | None,
     skipped_because: str | None = None,
+    said_first: tuple[str, ...] = (),
 ) -> orientation.StartData:
+    """The brief's data; ``said_first``: lines for its warnings (what `start` just did)."""
     cfg = ctx.config
     amounts = BRIEF if brief else FULL
     from shiftkit.commands import upcoming
@@ -422,12 +424,18 @@ def gather(
     if at is not None:
         decisions_name = f"{view.counted_on}:{decisions_name}"
     behind = view.lines
+    from shiftkit.commands import own_claims
     from shiftkit.core import ground
+
+    elsewhere = view.elsewhere(ctx)
+    yours = (*own_claims.brief_lines(ctx, taken), *own_claims.expired_lines(ctx, elsewhere))
 
     return orientation.StartData(
         ground=ground.describe(cfg.code),
         warnings=(
             *setup_warnings(ctx),
+            *said_first,
+            *yours,
             *behind,
             *((listing.edited,) if listing.edited else ()),
         ),
@@ -467,7 +475,7 @@ def gather(
             for f in blocked[: amounts.blocked]
             if f.blocked
         ),
-        claims=_claim_rows(ctx, dict((c.feature, c) for c in view.elsewhere(ctx)), amounts.claims),
+        claims=_claim_rows(ctx, dict((c.feature, c) for c in elsewhere), amounts.claims),
         checks=checks if checks is not None else record,
         dirty=tuple(line[3:] for line in gitio.status_lines(ctx.root)[:20]) if own is None else (),
         checks_ran=checks is not None,
@@ -503,11 +511,13 @@ def start(
     ``harness``: whose SessionStart hook reads it (Codex CLI takes a JSON object)."""
     import json
 
+    from shiftkit.commands import own_claims
     from shiftkit.core import harness as harnesses
 
+    released = tuple(own_claims.release_orphans(ctx))  # (said first, in the brief)
     progress_lines: list[str] = []
     checks = run_checks(ctx, progress_lines.append) if check else None
-    data = gather(ctx, brief, checks, skipped_because)
+    data = gather(ctx, brief, checks, skipped_because, released)
     if as_json:
         setup = [w for w in data.warnings if w.startswith("WARNING: not set up")]
         warning = setup[0] if setup else None  # (a "behind the remote" line is no setup warning)

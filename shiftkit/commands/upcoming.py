@@ -97,12 +97,16 @@ class Outlook(NamedTuple):
         return choose(self.feature_list, self.taken, self.done_there, self.repair, limit)
 
     def elsewhere(self, ctx: Context) -> list[claims.Claim]:
-        """The claims held by anyone but this worktree, oldest first."""
-        from shiftkit.edge import session
+        """The claims held by anyone but this worktree (or this clone for a gone one:
+        decision record 0096), oldest first."""
+        from shiftkit.edge import ownership
 
-        mine = session.clone_id(ctx.common_dir), str(ctx.root)
         return sorted(
-            (c for c in self.taken.values() if c.record is None or not c.record.is_held_by(*mine)),
+            (
+                c
+                for c in self.taken.values()
+                if not ownership.is_ours(ctx.root, ctx.common_dir, c.record)
+            ),
             key=lambda c: c.record.taken if c.record else "",
         )
 
@@ -185,9 +189,13 @@ def status_cmd(ctx: Context, as_json: bool, terminal: bool, say: Say) -> None:
     import json
 
     from shiftkit.commands import cost as cost_mod
-    from shiftkit.commands import views
+    from shiftkit.commands import own_claims, views
     from shiftkit.edge import regression, session
 
+    released = own_claims.release_orphans(ctx)
+    if not as_json:
+        for said in released:
+            say(said)
     listing = regression.committed_listing(ctx)
     view = outlook(ctx, listing.features)
     options = view.next(1)
@@ -203,7 +211,8 @@ def status_cmd(ctx: Context, as_json: bool, terminal: bool, say: Say) -> None:
     )
     line = cost_mod.status_line(ctx)
     if as_json:
-        say(json.dumps({**data, "cost": line}, indent=2, ensure_ascii=False))
+        released_json = {"released": released} if released else {}
+        say(json.dumps({**data, "cost": line, **released_json}, indent=2, ensure_ascii=False))
     else:
         say(views.status_text(data, terminal=terminal))
         if line:

@@ -21,6 +21,9 @@ class ClaimsConfig(NamedTuple):
     remote: str = ""
     ttl_hours: int = 8
     heartbeat_minutes: int = 10  # a remote claim's ref is refreshed at most this often
+    # another clone's (or worktree's) claim with no heartbeat this long has expired: any
+    # session may take it with a plain `claim ID` (decision record 0096)
+    lease_minutes: int = 30
     ref_prefix: str = "refs/shiftkit/claims/"  # where the remote keeps claims (a host may
     # allow only some namespaces, e.g. "refs/heads/shiftkit-claims/")
 
@@ -103,6 +106,7 @@ ENFORCEMENT_KEYS = (
     "claims.enabled",
     "claims.remote",
     "claims.ttl_hours",
+    "claims.lease_minutes",  # (a shorter lease would let the agent take live claims)
     "claims.ref_prefix",
     "people.policy",
 )
@@ -113,12 +117,14 @@ _POSITIVE = {
     "block",
     "ttl_hours",
     "heartbeat_minutes",
+    "lease_minutes",
 }
 # Upper bounds far past any real setting: a larger number is a typo, and some overflow where
 # they are used (`ttl_hours = 9999999999` as a timedelta; decision 0031).
 _MAXIMUM: dict[str, int] = {
     "ttl_hours": 24 * 365 * 10,
     "heartbeat_minutes": 60 * 24 * 365,
+    "lease_minutes": 60 * 24 * 365,
     "verify_timeout": 7 * 24 * 3600,
     "max_attempts": 10_000,
     "regression_sample": 100_000,

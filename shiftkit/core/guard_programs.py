@@ -44,7 +44,8 @@ def check_shiftkit(args: list[str]) -> str | None:
         return (
             f"`shiftkit {sub} --steal` takes over another session's claim: a person's "
             f"action; {PERSON} to run `shiftkit {sub} --steal` once that session is gone, "
-            f"and meanwhile take another feature with `shiftkit next`/`shiftkit claim`"
+            f"and meanwhile take another feature with `shiftkit next`/`shiftkit claim` (a "
+            f"claim whose lease expired is taken by a plain `shiftkit claim ID`)"
         )
     return None
 

@@ -102,8 +102,9 @@ class ClaimHeld(ShiftkitError):
             super().__init__(claim.holder(), exit_code=1)
             return
         super().__init__(
-            f"{claim.holder()}; pick another feature (`shiftkit next`), or take it over with "
-            f"`shiftkit claim {claim.feature} --steal` if that session is gone",
+            f"{claim.holder()}; pick another feature (`shiftkit next`); once its lease runs "
+            f"out without a heartbeat, a plain `shiftkit claim {claim.feature}` takes it (a "
+            f"person takes a live one with `--steal`)",
             exit_code=CLAIM_HELD,
         )
 
