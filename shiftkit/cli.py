@@ -921,12 +921,22 @@ def merge_log(base: Path, ours: Path, theirs: Path) -> int:
     help="A person's: record the running shiftkit installation as this clone's judge (after "
     "an upgrade).",
 )
-def setup(force: bool, trust_installation: bool) -> int:
+@click.option(
+    "--signed",
+    is_flag=True,
+    help="A person's: switch this project to the `signed` people policy, in one commit signed "
+    "with your SSH signing key that lists it in .shiftkit/allowed_signers.",
+)
+def setup(force: bool, trust_installation: bool, signed: bool) -> int:
     """Set up a clone: the commit hooks, the reference-transaction and pre-push hooks and
     the merge drivers of features.json and the progress log (only what is missing; running
-    it again changes nothing)."""
+    it again changes nothing). With --signed: switch the project to the `signed` policy."""
     from shiftkit.commands import setup as setup_mod
 
+    if signed:
+        from shiftkit.commands import signed as signed_mod
+
+        return signed_mod.switch_cmd(_context(), _say)
     return setup_mod.setup_cmd(force, trust_installation, _say, _warn)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from shiftkit.core import features, rules
 from shiftkit.core.config import Config
@@ -16,6 +16,9 @@ from shiftkit.core.orientation import clip
 from shiftkit.core.words import counted
 from shiftkit.edge import adoption, commits, gitio, history, revisions, verdicts, verify
 from shiftkit.edge.context import Context, short
+
+if TYPE_CHECKING:
+    from shiftkit.commands.strict import Strict
 
 
 @dataclass
@@ -459,7 +462,9 @@ def render(findings: list[Finding], checked: int) -> str:
             ]
     people = [f for f in findings if f.person_actions]
     if people:
-        lines.append("person actions (a person's to make; `audit --strict` refuses them):")
+        lines.append(
+            "person actions (a person's to make; `audit --strict` proves them or refuses):"
+        )
         for finding in people:
             lines += [
                 f"  {short(finding.commit)} {_subject(finding)}: {action}"
@@ -648,24 +653,38 @@ def audit_cmd(
     for problem in usage.problems if usage else []:
         warn(f"shiftkit: usage left out of `shiftkit cost`: {problem}")
     elsewhere = not_judged(ctx, selected)
+    proven = _strict(ctx, tip, selected, findings) if strict else None
     if machine:
         document = as_json(findings, len(selected))
         if usage is not None:
             document["usage_refs"] = usage.as_json()
         document["not_judged"] = [{"commit": oid, "paths": paths} for oid, _, paths in elsewhere]
+        if proven is not None:
+            document["strict"] = proven.document
         say(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         say(render_ground(ctx.config.code, elsewhere))
         say(render(findings, len(selected)))
         if usage is not None:
             say(usage.line())
+        for line in proven.lines if proven else []:
+            say(line)
     if any(f.violations for f in findings):
         return REFUSED
-    acted = sum(1 for f in findings if f.person_actions)
-    if strict and acted:
+    if proven is not None and proven.refusal is not None:
         # (a refusal says why: an agent trial read a bare exit 1 as a bug)
-        from shiftkit.core.words import counted
-
-        warn(f"shiftkit: --strict refuses the {counted(acted, 'commit')} with person actions above")
+        warn(proven.refusal)
         return REFUSED
     return OK
+
+
+def _strict(
+    ctx: Context, tip: str | None, selected: list[revisions.Commit], findings: list[Finding]
+) -> Strict:
+    """What `--strict` says (`commands.strict`), under the policy the tip sets."""
+    from shiftkit.commands import strict
+    from shiftkit.edge import proof
+
+    policy = proof.policy_at(ctx.root, tip) if tip else ctx.config.people.policy
+    acted = [f.commit for f in findings if f.person_actions]
+    return strict.judge(ctx.root, policy, selected, acted)

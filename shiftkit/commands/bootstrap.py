@@ -115,12 +115,34 @@ def bootstrap(destination: Path, features_import: str = "") -> None:
             "`git config --global user.name NAME` and `git config --global user.email EMAIL`, "
             "then `shiftkit bootstrap` in the project"
         )
+    sign = signs_first_commit(destination)
     commit = subprocess.run(
-        ["git", "commit", "-q", "-m", FIRST_COMMIT_SUBJECT],
+        ["git", "commit", "-q", *(["-S"] if sign else []), "-m", FIRST_COMMIT_SUBJECT],
         cwd=destination,
     )
     if commit.returncode != 0:
         raise Refused("the scaffold's first commit was refused (see the hook output above)")
+
+
+def signs_first_commit(destination: Path) -> bool:
+    """Under the `signed` policy the first commit sets it, and `audit --strict` proves the
+    rest from its signature (decision record 0101): signed when git has a signing key, said
+    when it has none."""
+    from shiftkit.core.config import parse_or_default
+
+    settings = destination / CONFIG_FILE
+    text = settings.read_text(encoding="utf-8") if settings.is_file() else None
+    if parse_or_default(text).people.policy != "signed":
+        return False
+    key = gitio.run(["config", "--get", "user.signingkey"], destination, check=False)
+    if key.stdout.strip():
+        return True
+    print(
+        "note: the `signed` policy's first commit is not signed (git has no signing key: "
+        "`git config user.signingkey`), so `shiftkit audit --strict` cannot prove it; sign it "
+        "before you push: `git commit --amend --no-edit -S`"
+    )
+    return False
 
 
 def infer_code(destination: Path) -> None:

@@ -40,6 +40,11 @@ def check_shiftkit(args: list[str]) -> str | None:
             f"`shiftkit setup --trust-installation` records which shiftkit judges this clone: "
             f"a person's action; {PERSON}"
         )
+    if sub == "setup" and "--signed" in options.positional[1:]:
+        return (
+            f"`shiftkit setup --signed` sets who may make person actions: a person's action; "
+            f"{PERSON}"
+        )
     if sub in {"claim", "release"} and "--steal" in options.positional[1:]:
         return (
             f"`shiftkit {sub} --steal` takes over another session's claim: a person's "
