@@ -16,6 +16,7 @@ from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, OK, REFUSED, BadInput, Refused, ShiftkitError
 from shiftkit.edge import (
     claims,
+    elsewhere,
     gitio,
     ledger,
     parking,
@@ -35,16 +36,7 @@ Say = Callable[[str], None]
 CLAIM_TRIES = 16
 
 
-def taken(ctx: Context, with_branch: bool = False) -> dict[str, claims.Claim]:
-    """Every claim that holds now: this repository's, and the remote's when there is one
-    (the remote's word wins). ``with_branch``: the same fetch brings the remote's branch."""
-    local = claims.list_claims(ctx.root)
-    name = ctx.config.claims.remote
-    if not name:
-        return local
-    remote.require_remote(ctx.root, name)
-    branch = gitio.branch(ctx.root) if with_branch and ctx.config.claims.enabled else None
-    return {**local, **remote.fetch(ctx.root, name, ctx.config.claims.ref_prefix, branch)}
+taken = elsewhere.taken  # (below the commands: `edge/elsewhere.py`)
 
 
 def _acquire(
@@ -345,22 +337,7 @@ class RemoteBranch:
         raise Refused(message)
 
 
-def passing_on_remote(ctx: Context, feature_list: features.FeatureList, tracking: str) -> set[str]:
-    """Features that pass on the claims remote's branch (``tracking``, as last fetched) but
-    not here: nobody should do them again."""
-    from shiftkit.edge.project import read_features_at
-
-    try:
-        there = read_features_at(ctx.root, tracking, ctx.config.features)
-    except BadInput:
-        return set()
-    if there is None:
-        return set()
-    return {
-        f.id
-        for f in features.candidates(feature_list)
-        if f.id in there.by_id and there.by_id[f.id].passes
-    }
+passing_on_remote = elsewhere.passing_on_remote
 
 
 def _own_open_claim(

@@ -102,7 +102,7 @@ def held_by_us(ctx: Context, seen: dict[str, claims.Claim] | None = None) -> lis
     """The claims this clone holds for this worktree (or a gone one) that no record here
     opens and no finished commit waits for: an earlier session's, its record lost.
     ``seen``: the claims as just looked at (otherwise fetched now)."""
-    from shiftkit.commands.claims import taken
+    from shiftkit.edge.elsewhere import taken
 
     if seen is None:
         seen = taken(ctx)

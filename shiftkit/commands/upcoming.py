@@ -152,7 +152,7 @@ def outlook(ctx: Context, feature_list: features.FeatureList, fresh: bool = Fals
                     f"next and the log are {where}'s",
                 )
             else:
-                from shiftkit.commands.claims import passing_on_remote
+                from shiftkit.edge.elsewhere import passing_on_remote
 
                 done_there = passing_on_remote(ctx, feature_list, tracking)
                 diverged_from = where
