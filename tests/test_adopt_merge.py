@@ -366,3 +366,43 @@ def test_the_plan_creates_merges_keeps_and_refuses() -> None:
     with pytest.raises(Refused) as odd:
         adoption.plan(rendered, {}, {"init.sh": "a directory"}, adopted=False, overwrite=True)
     assert "init.sh (a directory)" in odd.value.message
+
+
+# -- every byte of the user's .pre-commit-config.yaml survives (issue 38 item 4) -------------
+
+USER_REPO = "  - repo: https://github.com/pre-commit/pre-commit-hooks\n    rev: v5.0.0\n"
+CONSTRUCTS = {
+    # structlog's file starts with a document marker; the round trip dropped it
+    "document start": "---\n"
+    + "ci:\n  autoupdate_schedule: monthly\n\nrepos:\n"
+    + USER_REPO
+    + "    hooks:\n      - id: trailing-whitespace\n",
+    "comment above the marker": "# Our hooks.\n---\nrepos:\n"
+    + USER_REPO
+    + "    hooks:\n      - id: check-toml\n",
+    "document end": "repos:\n" + USER_REPO + "    hooks:\n      - id: check-yaml\n...\n",
+    "a flow mapping in a flow list": "repos:\n" + USER_REPO + "    hooks: [{id: check-ast}]\n",
+    "quotes and inline comments": "repos:\n  - repo: 'https://github.com/x/y'  # ours\n"
+    + '    rev: "v1.2"\n    hooks:\n      - id: "a"  # keep\n',
+    "items at column 0": "repos:\n- repo: https://github.com/x/y\n  rev: v1\n  hooks:\n  - id: a\n",
+    "keys after repos": "repos:\n"
+    + USER_REPO
+    + "    hooks:\n      - id: a\n\n"
+    + "default_language_version:\n  python: python3\n",
+}
+
+
+@pytest.mark.parametrize("construct", CONSTRUCTS)
+def test_every_line_of_the_users_config_survives(construct: str) -> None:
+    """shiftkit's lines are inserted; the user's lines all stay, in order, byte for byte, and
+    the result means what the round trip means (shiftkit's hooks, the minimum version)."""
+    user = CONSTRUCTS[construct]
+    merged = merge_pre_commit_config(user, OURS_YAML, ".pre-commit-config.yaml")
+    kept = iter(merged.splitlines())
+    missing = [line for line in user.splitlines() if not any(line == seen for seen in kept)]
+    assert not missing, (missing, merged)
+    loaded = safe_load(merged)
+    ids = {hook["id"] for repo in loaded["repos"] for hook in repo["hooks"]}
+    assert ids >= SHIFTKIT_IDS
+    assert loaded["minimum_pre_commit_version"] == "4.4.0"
+    assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged

@@ -292,10 +292,102 @@ def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
         return existing
     out = io.StringIO()
     yaml.dump(doc, out)
-    return out.getvalue().rstrip("\n") + "\n"  # one newline at the end, as end-of-file-fixer
+    dumped = out.getvalue().rstrip("\n") + "\n"  # one newline at the end, as end-of-file-fixer
+    # The user's file is kept byte for byte where it can be: shiftkit's lines inserted into
+    # the text, and taken only when it means exactly what the round trip means (a document
+    # marker, a comment above it, a flow mapping the dump would respell all survive).
+    inserted = insert_pre_commit_entries(existing, ours)
+    if inserted is not None and plain(_load_yaml(_yaml(inserted), inserted, name)) == plain(doc):
+        return inserted
+    return dumped
 
 
 MINIMUM = "minimum_pre_commit_version"
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*:")
+
+
+def insert_pre_commit_entries(existing: str, ours: str) -> str | None:
+    """``existing`` with shiftkit's repo entries (from ``ours``, the template's file) added
+    after the last line of its block `repos:` list, and the template's
+    `minimum_pre_commit_version` line added before its first key (or its value raised) —
+    every other byte as it was. None where the text is not that simple shape (a flow `repos`,
+    shiftkit's hooks already in it, more than one document): the round trip then does it."""
+    lines = existing.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    tops = [(n, m.group(1)) for n, line in enumerate(lines) if (m := _TOP_KEY.match(line))]
+    names = [name for _, name in tops]
+    if names.count("repos") != 1 or "shiftkit-" in existing:
+        return None
+    if sum(1 for line in lines if line.rstrip() == "---") > 1:
+        return None
+    at = dict((name, n) for n, name in tops)["repos"]
+    if lines[at].split(":", 1)[1].strip().split("#")[0].strip():
+        return None  # (`repos: [...]`: flow style)
+    following = [n for n, _ in tops if n > at]
+    end = following[0] if following else len(lines)
+    ends = [n for n in range(at + 1, end) if lines[n].rstrip() == "..."]
+    end = ends[0] if ends else end
+    items = [n for n in range(at + 1, end) if lines[n].lstrip().startswith("- ")]
+    if not items:
+        return None
+    indent = len(lines[items[0]]) - len(lines[items[0]].lstrip())
+    last = max(
+        n for n in range(at + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")
+    )
+    block = _template_repo_lines(ours, indent)
+    if block is None:
+        return None
+    out = lines[: last + 1] + block + lines[last + 1 :]
+    minimum = _template_minimum_line(ours)
+    if minimum is not None:
+        raised = _with_minimum(out, minimum)
+        if raised is None:
+            return None
+        out = raised
+    return "".join(out)
+
+
+def _template_repo_lines(ours: str, indent: int) -> list[str] | None:
+    """The template's `repos:` items, moved to start at column ``indent``."""
+    lines = ours.splitlines(keepends=True)
+    start = next((n for n, line in enumerate(lines) if line.startswith("repos:")), None)
+    if start is None:
+        return None
+    block = [line for line in lines[start + 1 :] if line.strip()]
+    if not block or not block[0].lstrip().startswith("- "):
+        return None
+    own = len(block[0]) - len(block[0].lstrip())
+    shift = indent - own
+    if shift < 0 and any(len(line) - len(line.lstrip()) < -shift for line in block):
+        return None
+    return [(" " * shift + line) if shift >= 0 else line[-shift:] for line in block]
+
+
+def _template_minimum_line(ours: str) -> str | None:
+    found = re.search(rf"^{MINIMUM}:\s*(.+?)\s*$", ours, re.MULTILINE)
+    return found.group(1) if found else None
+
+
+def _with_minimum(lines: list[str], needed: str) -> list[str] | None:
+    """``lines`` with `minimum_pre_commit_version` at least ``needed`` (a quoted version as
+    the template writes it): a line before the first key when there is none, the value
+    replaced when it is lower."""
+    value = needed.strip("'\"")
+    for n, line in enumerate(lines):
+        if line.startswith(f"{MINIMUM}:"):
+            have = line.split(":", 1)[1].split("#")[0].strip().strip("'\"")
+            if version_key(have) >= version_key(value):
+                return lines
+            return [
+                *lines[:n],
+                f"{MINIMUM}: {needed}  # shiftkit's hooks need it\n",
+                *lines[n + 1 :],
+            ]
+    first = next((n for n, line in enumerate(lines) if _TOP_KEY.match(line)), None)
+    if first is None:
+        return None
+    return [*lines[:first], f"{MINIMUM}: {needed}  # shiftkit's hooks need it\n", *lines[first:]]
 
 
 def version_key(text: object) -> tuple[int, ...]:
