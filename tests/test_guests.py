@@ -193,3 +193,37 @@ def test_adoption_adds_the_minimum_an_older_pre_commit_needs(tmp_path: Path) -> 
     bin_dir = tool_venv("pre-commit-3.8.0", "pre-commit==3.8.0")
     old = run([str(bin_dir / "pre-commit"), "validate-config", ".pre-commit-config.yaml"], root)
     assert "pre-commit version 4.4.0 is required" in old.output
+
+
+def _without_shiftkit(scaffold: Path, tmp_path: Path) -> dict[str, str]:
+    """The repository's lint job as CI runs it: pre-commit installed, shiftkit not (no
+    interpreter recorded, none on PATH)."""
+    from test_session_start import path_without_shiftkit
+
+    (scaffold / ".git" / "shiftkit" / "interpreter").unlink(missing_ok=True)
+    bin_dir = tool_venv("pre-commit-4", "pre-commit>=4.4")
+    return {"PATH": f"{bin_dir}{os.pathsep}{path_without_shiftkit(tmp_path)}"}
+
+
+def test_their_lint_job_stays_green_where_shiftkit_is_not_installed(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`pre-commit run --all-files` (markupsafe's and tomli-w's lint jobs, pre-commit.ci) makes
+    no commit: shiftkit's hook says so and passes (decision record 0104). Before: exit 2,
+    "cannot run (not installed …)", and the job red."""
+    env = _without_shiftkit(scaffold, tmp_path)
+    ran = run(["pre-commit", "run", "--all-files", "--verbose"], scaffold, env=env, timeout=600)
+    assert ran.returncode == 0, ran.output
+    assert "no commit is being made" in ran.output
+
+
+def test_a_commit_where_shiftkit_is_not_installed_is_still_refused(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """The twin: a commit git makes sets GIT_INDEX_FILE for its hooks; with shiftkit missing
+    the hook fails closed, as before."""
+    env = _without_shiftkit(scaffold, tmp_path)
+    env |= {"PRE_COMMIT": "1", "GIT_INDEX_FILE": str(scaffold / ".git" / "index")}
+    ran = run([".shiftkit/hook", "hook", "pre-commit"], scaffold, env=env)
+    assert ran.returncode == 2, ran.output
+    assert "cannot run (not installed" in ran.stderr
