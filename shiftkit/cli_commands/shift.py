@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from shiftkit.cli_commands import as_json as as_json_mod
 from shiftkit.cli_commands.base import (
     _complete_ids,
     _context,
@@ -54,7 +55,10 @@ def start(brief: bool, as_json: bool, no_check: bool, hook_input: bool, harness:
 @click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("open"))
 @click.option("--steal", is_flag=True, help="Take over a stale claim of another session.")
 @click.option("--force", is_flag=True, help="With --steal: even a claim that looks alive.")
-def claim(feature_id: str | None, steal: bool, force: bool) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def claim(feature_id: str | None, steal: bool, force: bool, as_json: bool) -> int:
     """Lock the next feature (or ID) for this worktree: one at a time.
 
     A claim is a git ref, refs/shiftkit/claims/ID, shared by this repository's worktrees;
@@ -68,6 +72,10 @@ def claim(feature_id: str | None, steal: bool, force: bool) -> int:
     a live one."""
     from shiftkit.commands import claims
 
+    if as_json:
+        return as_json_mod.run(
+            "claim", feature_id, lambda say: claims.claim(_context(), feature_id, steal, say, force)
+        )
     return claims.claim(_context(), feature_id, steal, _say, force)
 
 
@@ -75,10 +83,19 @@ def claim(feature_id: str | None, steal: bool, force: bool) -> int:
 @click.argument("feature_id", metavar="[ID]", required=False)
 @click.option("--steal", is_flag=True, help="Release a stale claim of another session.")
 @click.option("--force", is_flag=True, help="With --steal: even a claim that looks alive.")
-def release(feature_id: str | None, steal: bool, force: bool) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def release(feature_id: str | None, steal: bool, force: bool, as_json: bool) -> int:
     """Give a claim back without counting an attempt."""
     from shiftkit.commands import claims
 
+    if as_json:
+        return as_json_mod.run(
+            "release",
+            feature_id,
+            lambda say: claims.release(_context(), feature_id, steal, say, force),
+        )
     return claims.release(_context(), feature_id, steal, _say, force)
 
 
@@ -90,7 +107,10 @@ def release(feature_id: str | None, steal: bool, force: bool) -> int:
     default=None,
     help="Verifiers run at once, each in its own temporary checkout (default: the CPU count).",
 )
-def sync(jobs: int | None) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def sync(jobs: int | None, as_json: bool) -> int:
     """Fetch and merge the remote's branch, push, and release the claims whose finishing
     commits are now on the remote ([shiftkit.claims] remote).
 
@@ -100,6 +120,8 @@ def sync(jobs: int | None) -> int:
     """
     from shiftkit.commands import claims
 
+    if as_json:
+        return as_json_mod.run("sync", None, lambda say: claims.sync(_context(), say, jobs))
     return claims.sync(_context(), _say, jobs)
 
 
@@ -116,10 +138,17 @@ def claims_cmd(as_json: bool) -> int:
 
 @cli.command()
 @click.argument("feature_id", metavar="[ID]", required=False, shell_complete=_complete_ids("any"))
-def verify(feature_id: str | None) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def verify(feature_id: str | None, as_json: bool) -> int:
     """Run the verifier of the claimed feature (or ID) on the work tree."""
     from shiftkit.commands import shift
 
+    if as_json:
+        return as_json_mod.run(
+            "verify", feature_id, lambda say: shift.verify_cmd(_context(), feature_id, say)
+        )
     return shift.verify_cmd(_context(), feature_id, _say)
 
 
@@ -182,7 +211,10 @@ def check(
     help="Other features' verifiers run at once beside the claimed one, each in its own "
     "temporary checkout (default: the CPU count).",
 )
-def finish(summary: str, note: str | None, jobs: int | None) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def finish(summary: str, note: str | None, jobs: int | None, as_json: bool) -> int:
     """Verify the work, mark the feature passing, log it and commit.
 
     -m is the subject after `ID: `: at most 72 characters in all (for F012, 66). The claimed
@@ -195,12 +227,19 @@ def finish(summary: str, note: str | None, jobs: int | None) -> int:
     """
     from shiftkit.commands import finish as finishing
 
+    if as_json:
+        return as_json_mod.run(
+            "finish", None, lambda say: finishing.finish(_context(), summary, note, say, jobs)
+        )
     return finishing.finish(_context(), summary, note, _say, jobs)
 
 
 @cli.command()
 @click.option("--reason", required=True, help="Why the attempt failed.")
-def revert(reason: str) -> int:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON object at the end (for orchestrators)."
+)
+def revert(reason: str, as_json: bool) -> int:
     """Give up the attempt: back to the claim's base commit, count the attempt, log it.
 
     The attempt's changes are discarded: commits since the claim, uncommitted edits and
@@ -208,6 +247,8 @@ def revert(reason: str) -> int:
     when the revert's commit is not on the claims remote at the end (`shiftkit sync`)."""
     from shiftkit.commands import shift
 
+    if as_json:
+        return as_json_mod.run("revert", None, lambda say: shift.revert(_context(), reason, say))
     return shift.revert(_context(), reason, _say)
 
 
