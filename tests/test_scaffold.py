@@ -388,5 +388,18 @@ def test_ci_installs_the_shiftkit_the_project_was_made_from(scaffold: Path) -> N
     assert recorded["ci_install"].startswith(f"git+file://{recorded['_src_path']}@")
     commit = recorded["ci_install"].rsplit("@", 1)[1]
     assert len(commit) == 40 and set(commit) <= set("0123456789abcdef")
-    agents = " ".join((scaffold / "AGENTS.md").read_text().split())
-    assert "`pip install 'git+SRC@COMMIT'` with its `_src_path` and `_commit`" in agents
+    people = " ".join((scaffold / ".shiftkit" / "README.md").read_text().split())
+    assert "`pip install 'git+SRC@COMMIT'` with its `_src_path` and `_commit`" in people
+
+
+def test_what_the_agent_reads_every_session_fits_in_a_thousand_tokens(scaffold: Path) -> None:
+    """AGENTS.md's shiftkit section is read by the agent at every session, on top of the
+    brief: at most 1,000 tokens, counted as a quarter of its characters (English prose with
+    code spans runs at 4 to 4.5 characters a token in the GPT and Claude tokenizers). Before,
+    8,300 characters; the people's part is in `.shiftkit/README.md` now."""
+    text = (scaffold / "AGENTS.md").read_text()
+    section = text[text.index("<!-- shiftkit:begin -->") : text.index("<!-- shiftkit:end -->")]
+    assert len(section) / 4 <= 1000, len(section)
+    people = (scaffold / ".shiftkit" / "README.md").read_text()
+    assert "shiftkit cost" in people and "shiftkit accept" in people
+    assert ".shiftkit/README.md" in section

@@ -381,7 +381,7 @@ def _with_minimum(lines: list[str], needed: str) -> list[str] | None:
                 return lines
             return [
                 *lines[:n],
-                f"{MINIMUM}: {needed}  # shiftkit's hooks need it\n",
+                f"{MINIMUM}: {needed}\n",
                 *lines[n + 1 :],
             ]
     first = next((n for n, line in enumerate(lines) if _TOP_KEY.match(line)), None)
