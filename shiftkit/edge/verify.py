@@ -62,36 +62,28 @@ def run_command(
     timeout: float,
     env: dict[str, str] | None = None,
     prefix: Sequence[str] = (),
+    *,
+    leave_running: bool = False,
 ) -> Outcome:
-    """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
-    background process that keeps the descriptors open cannot hang us. ``env``: default
+    """Run ``command`` with /bin/sh in its own process group until the shell itself exits
+    (`process.run_until_own_exit`, decision record 0095): what it leaves running in the group
+    is ended then, unless ``leave_running`` (`init`, the smoke test and `env_reset`, which may
+    start the app or services the session and the verifiers use). Output goes to a file, so
+    a background process that keeps the descriptors open cannot hang us. ``env``: default
     `verifier_environment` with the `env` setting of the project at ``cwd``. ``prefix``: argv
     the shell runs under (a tracer: `readsets.Measure.prefix`)."""
-    import subprocess
     import tempfile
 
-    from shiftkit.edge import imports
+    from shiftkit.edge import imports, process
 
     if env is None:
         env = verifier_environment(os.environ, named_variables(cwd))
     env = imports.variables(cwd, env)  # (in a checkout: imports from it, not the work tree)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
-        proc = subprocess.Popen(
-            [*prefix, "/bin/sh", "-c", command],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        code = process.run_until_own_exit(
+            command, cwd, env, sink, timeout, prefix, leave_running=leave_running
         )
-        try:
-            code: int | None = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
-            proc.wait()
-            code = None
         sink.seek(0)
         output = sink.read().decode("utf-8", "replace")
     return Outcome(command, code == 0, code, time.monotonic() - start, output)
@@ -176,15 +168,6 @@ def judge_result(outcome: Outcome, report: verdict.Report | str) -> Outcome:
     return outcome._replace(
         ok=False, reason=reason, output=f"{outcome.output.rstrip()}\nshiftkit: {reason}\n"
     )
-
-
-def _kill_group(pid: int) -> None:
-    import signal
-
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 _VOLATILE = [
@@ -497,7 +480,7 @@ def prepare_checkout(
     place. ``env``: default `clean_environment`."""
     if not init:
         return None
-    prepared = run_command(init, target, timeout, env)
+    prepared = run_command(init, target, timeout, env, leave_running=True)
     if not prepared.ok:
         return prepared._replace(
             output=(
