@@ -203,7 +203,9 @@ def _record_attempt(
 def _reset_environment(ctx: Context, say: Say) -> None:
     command = ctx.config.env_reset
     if command:
-        outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+        outcome = verify.run_command(
+            command, ctx.root, ctx.config.verify_timeout, leave_running=True
+        )
         say(f"environment reset ({command}): {outcome.summary()}")
         if not outcome.ok:
             say(outcome.tail(5))

@@ -48,7 +48,7 @@ def repair_first(ctx: Context) -> list[str]:
 def _run_step(ctx: Context, name: str, command: str, say: Say) -> orientation.Step:
     if not command:
         return orientation.Step(name, "", True, "not configured")
-    outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout)
+    outcome = verify.run_command(command, ctx.root, ctx.config.verify_timeout, leave_running=True)
     say(f"check {name}: {outcome.summary()} ({command})")
     return orientation.Step(
         name=name,

@@ -62,9 +62,14 @@ def run_command(
     timeout: float,
     env: dict[str, str] | None = None,
     prefix: Sequence[str] = (),
+    *,
+    leave_running: bool = False,
 ) -> Outcome:
-    """Run ``command`` with /bin/sh in its own process group; output goes to a file, so a
-    background process that keeps the descriptors open cannot hang us. ``env``: default
+    """Run ``command`` with /bin/sh in its own process group until the shell itself exits
+    (`process.run_until_own_exit`, decision record 0095): what it leaves running in the group
+    is ended then, unless ``leave_running`` (`init`, the smoke test and `env_reset`, which may
+    start the app or services the session and the verifiers use). Output goes to a file, so
+    a background process that keeps the descriptors open cannot hang us. ``env``: default
     `verifier_environment` with the `env` setting of the project at ``cwd``. ``prefix``: argv
     the shell runs under (a tracer: `readsets.Measure.prefix`)."""
     import tempfile
@@ -79,8 +84,9 @@ def run_command(
     env = imports.variables(cwd, env)  # (in a checkout: imports from it, not the work tree)
     start = time.monotonic()
     with tempfile.TemporaryFile() as sink:
-        # (ends when the verifier's own process exits; what it left running is ended: 0099)
-        code = process.run(command, cwd, env, sink, timeout, prefix)
+        code = process.run_until_own_exit(
+            command, cwd, env, sink, timeout, prefix, leave_running=leave_running
+        )
         sink.seek(0)
         output = sink.read().decode("utf-8", "replace")
     return Outcome(command, code == 0, code, time.monotonic() - start, output)
@@ -584,7 +590,7 @@ def prepare_checkout(
         target,
         env if env is not None else verifier_environment(os.environ, named_variables(target)),
     )
-    prepared = run_command(init, target, timeout, env)
+    prepared = run_command(init, target, timeout, env, leave_running=True)
     if not prepared.ok:
         return prepared._replace(
             output=(
