@@ -263,12 +263,6 @@ def test_structlog_editable_without_an_installing_init(
     end_to_end(STRUCTLOG, sdist(STRUCTLOG), tmp_path, init="")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: the imports shim moves only paths under the judged repository's own work "
-    "tree; the developer's editable install of the same project from another clone (or git "
-    "worktree) is imported as it stands there",
-)
 def test_a_clone_is_judged_by_its_own_history_not_another_clones_work_tree(
     sdist: Callable[[Project], Path], tmp_path: Path
 ) -> None:

@@ -41,6 +41,33 @@ def _shiftkit_redirect():
     def inside(real, folder):
         return real == folder or real.startswith(folder + _os.sep)
 
+    def packages(folder):
+        try:
+            names = _os.listdir(folder)
+        except OSError:
+            return set()
+        return {n for n in names if _os.path.isfile(_os.path.join(folder, n, "__init__.py"))}
+
+    def elsewhere(real):
+        # Another clone or worktree of the project (an editable install made from it): the
+        # same path under the judged tree, when that tree holds it — a package the judged
+        # tree has too, or a folder of packages it shares — so its own code is what runs.
+        top = real
+        while True:
+            parent = _os.path.dirname(top)
+            if parent == top:
+                return None
+            top = parent
+            if not _os.path.exists(_os.path.join(top, ".git")):
+                continue
+            there = judged + real[len(top):]
+            if not _os.path.exists(there):
+                return None
+            if _os.path.isdir(real) and not _os.path.isfile(_os.path.join(real, "__init__.py")):
+                if not packages(real) & packages(there):
+                    return None  # (a folder of other packages: not this project's)
+            return there
+
     def moved(path):
         if not isinstance(path, str) or not path:
             return path
@@ -49,7 +76,9 @@ def _shiftkit_redirect():
             return path
         if inside(real, work):
             return judged + real[len(work):]
-        return path
+        if inside(real, judged):
+            return path
+        return elsewhere(real) or path
 
     _sys.path[:] = [moved(entry) for entry in _sys.path]
     for name, module in list(_sys.modules.items()):
