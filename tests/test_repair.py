@@ -88,12 +88,8 @@ def test_a_demoted_feature_still_failing_is_not_re_marked(scaffold: Path) -> Non
     assert "F001" not in _passing(scaffold)
 
 
-def test_sync_re_marks_what_a_plain_fix_repaired_in_one_commit(
-    scaffold: Path, tmp_path: Path
-) -> None:
-    """`shiftkit sync` too (issue 36 item 2): a rename demoted three features on the remote;
-    a teammate's plain commit brings the names back; the sync that publishes it re-marks all
-    three in one commit, pushed with it. Before: each needed its own claim and finish."""
+def _shared(scaffold: Path, tmp_path: Path, names: tuple[str, ...]) -> tuple[Path, list[Path]]:
+    """Three passing features shared through a bare remote, and a clone of it per name."""
     _three_passing(scaffold)
     config = scaffold / ".shiftkit.toml"
     config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
@@ -101,10 +97,20 @@ def test_sync_re_marks_what_a_plain_fix_repaired_in_one_commit(
     git_ok(scaffold, "commit", "-q", "-m", "Share claims through origin")
     bare = tmp_path / "remote.git"
     git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
-    one, two = tmp_path / "one", tmp_path / "two"
-    for clone in (one, two):
+    clones = [tmp_path / name for name in names]
+    for clone in clones:
         git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
         ok(clone, "install-hooks", "--force")
+    return bare, clones
+
+
+def test_sync_re_marks_what_a_plain_fix_repaired_in_one_commit(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """`shiftkit sync` too (issue 36 item 2): a rename demoted three features on the remote;
+    a teammate's plain commit brings the names back; the sync that publishes it re-marks all
+    three in one commit, pushed with it. Before: each needed its own claim and finish."""
+    bare, (one, two) = _shared(scaffold, tmp_path, ("one", "two"))
     for name, new in zip(NAMES, ("uno.txt", "dos.txt", "tres.txt"), strict=True):
         git_ok(one, "mv", name, new)
     git_ok(one, "commit", "-q", "-m", "Rename the files")
@@ -127,16 +133,7 @@ def test_sync_re_marks_what_a_plain_fix_repaired_in_one_commit(
 
 def test_sync_with_nothing_repaired_re_marks_nothing(scaffold: Path, tmp_path: Path) -> None:
     """The twin: a sync whose commits repair nothing makes no re-mark commit."""
-    _three_passing(scaffold)
-    config = scaffold / ".shiftkit.toml"
-    config.write_text(config.read_text().replace('remote = ""', 'remote = "origin"'))
-    git_ok(scaffold, "add", "-A")
-    git_ok(scaffold, "commit", "-q", "-m", "Share claims through origin")
-    bare = tmp_path / "remote.git"
-    git_ok(tmp_path, "clone", "-q", "--bare", str(scaffold), str(bare))
-    one = tmp_path / "one"
-    git_ok(tmp_path, "clone", "-q", str(bare), str(one))
-    ok(one, "install-hooks", "--force")
+    _, (one,) = _shared(scaffold, tmp_path, ("one",))
     git_ok(one, "rm", "-q", "one.txt")
     git_ok(one, "commit", "-q", "-m", "Remove one")
     assert shiftkit(one, "check").returncode == 1
