@@ -149,10 +149,37 @@ def test_summary_says_n_of_m_the_cost_and_the_last_check() -> None:
     line = report.summary(built())
     assert line.startswith("1 of 3 passing · $7.00 per passing feature · last check: all 1")
     unchecked = built()._replace(check=report.Check("tree0", (), ("F2",), None))
-    assert (
-        "0 of 1 passing verified at HEAD's tree (tree0); not verified there: F2"
-        in report.summary(unchecked)
+    assert report.summary(unchecked).endswith(
+        "not verified at HEAD's tree (tree0): F2 (`shiftkit check`)"
     )
+    assert report.check_text(unchecked.check, 1) == (
+        "last check: 0 of 1 passing verified at HEAD's tree (tree0); not verified there: F2 "
+        "(`shiftkit check`)"
+    )
+
+
+def test_a_stale_check_is_the_headline_not_a_footnote() -> None:
+    """The issue's page: a bold "N of N passing" over a band saying none was verified. The
+    headline now says what was verified; the list's word comes second."""
+    stale = built()._replace(check=report.Check("tree0", (), ("F2",), None))
+    assert report.headline(stale) == (
+        "0 of 1 passing verified at HEAD's tree, 1 of 3 marked passing"
+    )
+    assert report.headline(built()) == "1 of 3 passing"  # (checked: the count is the verdict)
+
+
+def test_red_is_for_failures_only() -> None:
+    """A stale check, a feature not checked and one added later are not failures: amber and
+    a neutral note, never the red of a demotion."""
+    from shiftkit.commands import report as page
+
+    pygal = pytest.importorskip("pygal")
+    stale = built()._replace(check=report.Check("tree0", (), ("F2",), None))
+    html = page.render(stale, pygal)
+    assert '<p class="summary stale"><b>0 of 1 passing verified at HEAD' in html
+    reds = re.findall(r"\.([a-z]+)[^{}]*\{[^}]*(?:#fde7e7|#b71c1c|#c62828)", page.CSS)
+    assert reds == [], reds
+    assert '<p class="summary">' in page.render(built(), pygal)  # (all verified: no band)
 
 
 def test_thin_keeps_ends_and_marks() -> None:
@@ -376,7 +403,7 @@ def test_a_demotion_is_marked_and_a_claim_shown(scaffold: Path, tmp_path: Path) 
     assert [c["feature"] for c in data["claims"]] == ["F001"]
     # the demotion commit changed HEAD's tree: F000 was verified at the one before it
     assert data["last_check"]["unchecked"] == ["F000"]
-    assert "1 of 2 passing" in data["summary"]
+    assert data["summary"].startswith("0 of 1 passing verified at HEAD's tree, 1 of 2 marked")
     page = tmp_path / "r.html"
     ok(scaffold, "report", "-o", str(page))
     html = page.read_text()

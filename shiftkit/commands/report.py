@@ -163,7 +163,7 @@ h1 { font-size: 20px; margin: 0; }
 .summary { font-size: 18px; margin: 10px 0 14px; padding: 10px 14px; background: #f5f7fa;
   border-left: 4px solid #2e7d32; border-radius: 4px; }
 .summary .sep { color: #9aa5b1; padding: 0 6px; }
-.summary.warn { border-left-color: #c62828; }
+.summary.stale { border-left-color: #b26a00; background: #fff8ec; }
 .charts { display: grid; grid-template-columns: repeat(3, minmax(0, 1fr)); gap: 14px; }
 figure { margin: 0; border: 1px solid #e4e7eb; border-radius: 6px; padding: 6px 8px 2px; }
 figcaption { font-weight: 600; font-size: 13px; }
@@ -178,7 +178,8 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-sp
   white-space: nowrap; }
 .passing { background: #e3f1e4; color: #1b5e20; }
 .open { background: #eef0f3; color: #3e4c59; }
-.blocked, .stale, .no { background: #fde7e7; color: #b71c1c; }
+.blocked, .stale, .unverified { background: #fff1dc; color: #7a4100; }
+.later { background: #eef0f3; color: #3e4c59; }
 .claimed { background: #e3ecfa; color: #0d47a1; }
 .reason { color: #616e7c; font-size: 12px; }
 .cols { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
@@ -420,7 +421,7 @@ def feature_table(rep: report.Report) -> str:
         if row.added_later:
             status += " " + _badge(
                 "added later",
-                "no",
+                "later",
                 "appended after the list's first commit: a person action (`shiftkit audit` "
                 "lists it; decision record 0050)",
             )
@@ -431,7 +432,7 @@ def feature_table(rep: report.Report) -> str:
             if row.verified_at_head is None
             else _badge("verified", "passing")
             if row.verified_at_head
-            else _badge("not checked", "no")
+            else _badge("not checked", "unverified")
         )
         if not row.spend.usage.tokens:
             money = "-"
@@ -496,7 +497,9 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
     summary = '<span class="sep">·</span>'.join(
         [f"<b>{_e(pieces[0])}</b>", *(f"<span>{_e(p)}</span>" for p in pieces[1:])]
     )
-    warn = " warn" if rep.check.unchecked or rep.passing < len(rep.features) else ""
+    # (red is for failures only: a stale check or unfinished work is amber, decision 0050's
+    # "added later" a neutral note)
+    stale = " stale" if rep.passing and rep.check.unchecked else ""
     per = "money" if rep.money else "fresh-equivalent tokens"
     loose = ", ".join(
         f"{name} {report.spend_text(spend, rep.money)}"
@@ -535,7 +538,7 @@ def render(rep: report.Report, pygal: ModuleType) -> str:
         f"<header><h1>{_e(rep.project)}</h1>"
         f'<p class="meta">shiftkit report · HEAD commit {_e(rep.head[:7])} · {_e(generated)}</p>'
         "</header>"
-        f'<p class="summary{warn}">{summary}</p>'
+        f'<p class="summary{stale}">{summary}</p>'
         '<section class="charts">'
         "<figure><figcaption>Burn-up over protocol commits (HEAD's line)</figcaption>"
         f"{by_commit}</figure>"

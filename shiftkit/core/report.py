@@ -356,14 +356,13 @@ def check_text(check: Check, passing: int) -> str:
     return (
         f"last check: {len(check.verified)} of {passing} passing verified at HEAD's tree "
         f"({short}); "
-        f"not verified there: {', '.join(check.unchecked[:5])}"
-        f"{' …' if len(check.unchecked) > 5 else ''} (`shiftkit check`)"
+        f"not verified there: {_names(check.unchecked)} (`shiftkit check`)"
     )
 
 
 def summary(rep: Report) -> str:
-    """The line on top: N of M passing, the cost per passing feature, the last check."""
-    total = len(rep.features)
+    """The line on top: the headline (`headline`), the cost per passing feature, the last
+    check."""
     if not rep.totals.usage.tokens:
         per = "no usage recorded yet"
     elif rep.per_passing is None:
@@ -373,7 +372,29 @@ def summary(rep: Report) -> str:
         if rep.per_passing_without_coordination is not None:
             without = spend_text(rep.per_passing_without_coordination, rep.money)
             per += f" ({without} without coordination)"
-    return f"{rep.passing} of {total} passing · {per} · {check_text(rep.check, rep.passing)}"
+    check = rep.check
+    if rep.passing and check.unchecked:  # (the headline said how many: say which, what to do)
+        names = _names(check.unchecked)
+        last = f"not verified at HEAD's tree ({check.tree[:7]}): {names} (`shiftkit check`)"
+    else:
+        last = check_text(check, rep.passing)
+    return f"{headline(rep)} · {per} · {last}"
+
+
+def _names(ids: Sequence[str]) -> str:
+    return f"{', '.join(ids[:5])}{' …' if len(ids) > 5 else ''}"
+
+
+def headline(rep: Report) -> str:
+    """What the page leads with: what was verified when a check is stale (the features marked
+    passing come second then: the list's word is not the verdict), else N of M passing."""
+    total = len(rep.features)
+    if rep.passing and rep.check.unchecked:
+        return (
+            f"{len(rep.check.verified)} of {rep.passing} passing verified at HEAD's tree, "
+            f"{rep.passing} of {total} marked passing"
+        )
+    return f"{rep.passing} of {total} passing"
 
 
 def thin(count: int, most: int, keep: Sequence[int] = ()) -> list[int]:
