@@ -118,11 +118,11 @@ def sync(jobs: int | None, as_json: bool) -> int:
     features the outgoing commits can break are re-verified (whatever their messages say),
     and what fails is demoted in a commit the same push publishes.
     """
-    from shiftkit.commands import claims
+    from shiftkit.commands import sync as syncing
 
     if as_json:
-        return as_json_mod.run("sync", None, lambda say: claims.sync(_context(), say, jobs))
-    return claims.sync(_context(), _say, jobs)
+        return as_json_mod.run("sync", None, lambda say: syncing.sync(_context(), say, jobs))
+    return syncing.sync(_context(), _say, jobs)
 
 
 @cli.command("claims")

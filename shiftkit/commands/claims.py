@@ -1,4 +1,5 @@
-"""`shiftkit claim`, `release`, `claims` and `sync`: the lock on parallel work.
+"""`shiftkit claim`, `release` and `claims`: the lock on parallel work (`sync` shares the
+branch; both start with `catch_up`).
 
 Within one repository the claim refs are the lock (`edge/claims.py`); with
 `[shiftkit.claims] remote`, the remote's refs are (`edge/remote.py`), and a claim is let go
@@ -10,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from shiftkit.commands import outgoing
+from shiftkit.commands import catch_up
 from shiftkit.core import features
 from shiftkit.core.claim import ClaimRecord, LocalClaim
 from shiftkit.core.errors import CLAIM_HELD, OK, REFUSED, BadInput, Refused, ShiftkitError
@@ -20,8 +21,6 @@ from shiftkit.edge import (
     gitio,
     ledger,
     parking,
-    refused_update,
-    regression,
     remote,
     session,
     state,
@@ -193,7 +192,7 @@ def _claim_caught_up(
             remote.fetch_branch(ctx.root, settings.remote, branch, require_answer=True)
         # Behind the branch as last fetched: caught up before the claim (a claim push whose
         # look finds the branch moved since is let go and taken again: `_Moved`).
-        catch_up(ctx, settings.remote, branch, say, for_claim=True, fetch=False)
+        catch_up.catch_up(ctx, settings.remote, branch, say, for_claim=True, fetch=False)
         green = startup.has_green_check(ctx)
         look = remote.watch(ctx.root, settings, branch)
     if not green:
@@ -298,7 +297,7 @@ class RemoteBranch:
         if not remote.fetch_branch(self.ctx.root, self.ctx.config.claims.remote, self.where.branch):
             return  # (cannot tell: the claim stands, as before)
         tracking = remote.tracking_ref(self.ctx.config.claims.remote, self.where.branch)
-        if _is_ancestor(self.ctx, tracking, self.where.head):
+        if catch_up.is_ancestor(self.ctx, tracking, self.where.head):
             return
         try:
             _release(self.ctx, feature_id, oid)
@@ -659,7 +658,7 @@ def let_go(ctx: Context, held: LocalClaim, commit: str) -> tuple[str | None, str
             f"pushing to {name} was refused ({problem})",
             f"the claim stays held on {name} until this commit is there: run `shiftkit sync`",
         )
-    released, said = _release_landed(ctx, name, branch or "")
+    released, said = release_landed(ctx, name, branch or "")
     if held.feature in released:
         others = [f for f in released if f != held.feature]
         extra = f"; also released {', '.join(others)}" if others else ""
@@ -692,7 +691,7 @@ def exit_when_published(ctx: Context, held: LocalClaim, say: Say) -> int:
     return REFUSED
 
 
-def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], str]:
+def release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], str]:
     """Release every parked claim whose commit is on the remote's branch: (the features no
     longer held, what went wrong with the others, '' when nothing)."""
     gitio.run(
@@ -722,203 +721,6 @@ def _release_landed(ctx: Context, name: str, branch: str) -> tuple[list[str], st
             problems.append(lost_line(row.feature, result.holder))
     _save_parked(ctx, waiting)
     return released, "; ".join(problems)
-
-
-# -- sync ----------------------------------------------------------------------------------
-
-
-def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
-    """Catch up with the remote's branch and share this one: behind only, fast-forward;
-    diverged, merge (the feature list's and the log's merge drivers do the work) and
-    judge the merge by the rules, then push; ahead, push. Then release every claim of this
-    worktree whose finishing commit is now on the remote."""
-    name = ctx.config.claims.remote
-    if not name:
-        raise BadInput(
-            ".shiftkit.toml: 'shiftkit.claims.remote' is empty; `shiftkit sync` shares work "
-            'through a remote — set it (e.g. "origin") or push by hand'
-        )
-    remote.require_remote(ctx.root, name)
-    branch = gitio.branch(ctx.root)
-    if branch is None:
-        raise Refused("HEAD is detached; check out the branch to sync")
-    tracking = f"refs/remotes/{name}/{branch}"
-    put_back = refused_update.undo(ctx.root)
-    if put_back is not None:
-        say(
-            f"put back the files of the fetched commit {short(put_back)} that a refused "
-            f"`git pull` or merge had staged (your own changes are kept)"
-        )
-    if gitio.status_lines(ctx.root):
-        raise Refused(
-            "the work tree is not clean; finish or revert the claimed work (or, as a person, "
-            "commit or stash it) first, then sync"
-        )
-    how = catch_up(ctx, name, branch, say, jobs=jobs)
-    # (what the commits here repaired — a teammate's, a merge's, one's own plain fix — is
-    # re-marked now, in one commit the push carries: decision record 0093)
-    remarked, at = regression.remark_repairs(ctx, "after `shiftkit sync`")
-    if at is not None:
-        say(
-            f"re-marked {', '.join(remarked)} passing in {short(at)}: demoted before, "
-            f"{'its verifier passes' if len(remarked) == 1 else 'their verifiers pass'} "
-            f"again after the sync"
-        )
-    recorded = _publish_waiting_usage(ctx)
-    outgoing.gate_outgoing(ctx, tracking, say, jobs)  # (decision records 0056, 0083)
-    if how in ("pushed to", "merged and pushed to") or remarked:
-        problem = remote.push_branch(ctx.root, name, branch)
-        if problem is not None:
-            raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
-    released, said = _release_landed(ctx, name, branch)
-    say(
-        f"synced {branch}: {how} {name}/{branch}"
-        + ("; shared the usage waiting here (on its own ref, no commit)" if recorded else "")
-        + (f"; released {', '.join(released)}" if released else "")
-        + (f"; {said}" if said else "")
-    )
-    return 0
-
-
-def _publish_waiting_usage(ctx: Context) -> bool:
-    """Usage recorded since this worktree's last boundary (a SessionEnd after the last
-    `finish`, a Codex rollout, `usage add`) waits in the git dir: with no claim open here,
-    sync moves it onto this clone's usage ref and pushes that (decision record 0065), so the
-    remote's `cost` counts it without a commit on the branch. With a claim open it stays for
-    the claim's `finish` or `revert`, whose unit it is."""
-    if state.local_claim(ctx.git_dir) is not None:
-        return False
-    ledger.record_known_transcript(ctx, only_after_a_claim=True)
-    moved, _ = ledger.publish(ctx)  # (a push that failed: the next sync pushes it)
-    return moved
-
-
-def catch_up(
-    ctx: Context,
-    name: str,
-    branch: str,
-    say: Say,
-    for_claim: bool = False,
-    fetch: bool = True,
-    jobs: int | None = None,
-) -> str:
-    """Fetch the remote's ``branch`` and bring this one up to it: behind only, judged and
-    fast-forwarded; diverged, judged and merged (the feature list's and the log's merge
-    drivers do the work, the merge judged by the rules) — and, ``for_claim``, pushed at once,
-    so the claim stands on what the remote has. Not ``fetch``: against the branch as last
-    fetched. Returns how sync says it."""
-    tracking = f"refs/remotes/{name}/{branch}"
-    if fetch:
-        fetched = gitio.run(
-            ["fetch", "--quiet", "--no-tags", name, f"+refs/heads/{branch}:{tracking}"],
-            ctx.root,
-            check=False,
-        )
-        if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr:
-            raise remote.Unreachable(name, f"fetch {branch}", fetched.stderr)
-        there = _oid(ctx, tracking) if fetched.returncode == 0 else None
-    else:
-        there = _oid(ctx, tracking)
-    if there is None:  # the remote has no such branch yet
-        return "pushed to"
-    if gitio.head_oid(ctx.root) == there:
-        return "already up to date with"
-    if _is_ancestor(ctx, "HEAD", tracking):  # behind only
-        _judge_incoming(ctx, name, branch, tracking, say, jobs)
-        _fast_forward(ctx, name, branch, tracking)
-        if for_claim:
-            say(f"caught up first: fast-forwarded {branch} to {name}/{branch}")
-        return "fast-forwarded to"
-    if _is_ancestor(ctx, tracking, "HEAD"):  # ahead only
-        return "pushed to"
-    _judge_incoming(ctx, name, branch, tracking, say, jobs)
-    _merge(ctx, name, branch, tracking, say)
-    if for_claim:
-        problem = remote.push_branch(ctx.root, name, branch)
-        if problem is not None:
-            raise Refused(
-                f"caught up with {name}/{branch} by a merge, but pushing it was refused "
-                f"({problem}); run `shiftkit sync`, then claim"
-            )
-        say(f"caught up first: merged {name}/{branch} and pushed")
-    return "merged and pushed to"
-
-
-def _oid(ctx: Context, ref: str) -> str | None:
-    return gitio.refs(ctx.root, ref).get(ref)
-
-
-def _is_ancestor(ctx: Context, older: str, newer: str) -> bool:
-    proc = gitio.run(["merge-base", "--is-ancestor", older, newer], ctx.root, check=False)
-    return proc.returncode == 0
-
-
-def _judge_incoming(
-    ctx: Context, name: str, branch: str, tracking: str, say: Say, jobs: int | None = None
-) -> None:
-    """The remote's commits are judged here before the branch moves onto them: every flip
-    re-verified in a clean checkout (``jobs`` at once, cached by tree), every rule asked
-    (`audit.accept`, which records the verdicts the reference-transaction hook then finds:
-    decision record 0043)."""
-    from shiftkit.commands import audit
-
-    findings = audit.accept(ctx, tracking, say, jobs)
-    broken = [f for f in findings if f.violations]
-    if broken:
-        first = broken[0]
-        ids = " ".join(f.commit for f in broken)
-        raise Refused(
-            f"{name}/{branch} brings {len(broken)} commit{'s' if len(broken) != 1 else ''} "
-            f"that break the rules here ({short(first.commit)}: {first.violations[0]}); "
-            f"nothing changed — a person must look (`shiftkit audit --reverify "
-            f"{name}/{branch}`), and to let {'them' if len(broken) != 1 else 'it'} stand "
-            f'runs `shiftkit accept {ids} --reason "why"` (it demotes what '
-            f"{'they' if len(broken) != 1 else 'it'} left untrue and pushes the acceptance); "
-            f"then `shiftkit sync` goes on in every clone"
-        )
-
-
-def _fast_forward(ctx: Context, name: str, branch: str, tracking: str) -> None:
-    """Behind only: the branch moves to the remote's commits, judged here just before
-    (`_judge_incoming`), through the reference-transaction hook like any update."""
-    proc = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
-    if proc.returncode != 0:
-        from shiftkit.core import gitmsg
-
-        raise Refused(
-            f"fast-forwarding {branch} to {name}/{branch} failed "
-            f"({gitmsg.detail(proc.stderr + proc.stdout)}); nothing changed"
-        )
-
-
-def _merge(ctx: Context, name: str, branch: str, tracking: str, say: Say) -> None:
-    from shiftkit.commands import audit
-
-    before = gitio.head_oid(ctx.root)
-    merged = gitio.run(
-        ["merge", "--no-edit", "-m", f"Merge {name}/{branch} (shiftkit sync)", tracking],
-        ctx.root,
-        check=False,
-    )
-    if merged.returncode != 0:
-        gitio.run(["merge", "--abort"], ctx.root, check=False)
-        from shiftkit.core import gitmsg
-
-        detail = gitmsg.merge_failure(merged.stdout + merged.stderr)
-        raise Refused(
-            f"merging {name}/{branch} failed ({detail}); nothing changed — fix that, or "
-            f"merge by hand, then `shiftkit sync`"
-        )
-    head = gitio.head_oid(ctx.root)
-    if head != before and head is not None:
-        findings = audit.audit_commits(ctx, audit.commits_in(ctx.root, before), False, say)
-        broken = [f for f in findings if f.violations]
-        if broken:
-            gitio.run(["reset", "--quiet", "--keep", before or "HEAD"], ctx.root)
-            raise Refused(
-                f"the merge with {name}/{branch} breaks the rules "
-                f"({broken[0].violations[0]}); nothing changed"
-            )
 
 
 # -- claims --------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shiftkit.commands import claims as claiming
+from shiftkit.commands import sync as syncing
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import ShiftkitError
 from shiftkit.edge import gitio, remote
@@ -19,7 +20,7 @@ RETRIES = 3  # judged syncs after a lost push race, before leaving it to `shiftk
 
 def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
     """Push ``head`` and release ``held`` once it is on the remote (`claims.let_go`); a
-    lost race runs `claims.sync` (the remote's commits judged here, merged, pushed) up to
+    lost race runs `sync.sync` (the remote's commits judged here, merged, pushed) up to
     `RETRIES` times. Returns how the caller's last line ends: where the commit and the claim
     are now. The story is told in its order: a push that lost a race is said as the race
     (the remote moved on), not as a refusal first; a recovery that fails says why (the
@@ -38,7 +39,7 @@ def publish(ctx: Context, held: LocalClaim, head: str, say: Say) -> str:
         )
         said = None  # (the refused push was the race: what the sync does is the news)
         try:
-            claiming.sync(ctx, say)
+            syncing.sync(ctx, say)
         except ShiftkitError as exc:
             say(exc.message.removeprefix("shiftkit: "))
             return (
