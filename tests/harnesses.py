@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from needs import missing
 
 CLAUDE = "claude"
 CODEX = "codex"
@@ -47,10 +47,6 @@ def _prefix(name: str) -> Path:
 
 def _bin(name: str) -> Path:
     return _prefix(name) / "node_modules" / ".bin" / name
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
 def install(name: str) -> Path | str:
@@ -90,9 +86,7 @@ def binary(name: str) -> Path:
     found = install(name)
     if isinstance(found, Path):
         return found
-    if in_ci():
-        pytest.fail(f"{name}: {found}", pytrace=False)
-    pytest.skip(f"{name}: {found}")
+    missing(f"{name}: {found}")
 
 
 def version(name: str) -> str:

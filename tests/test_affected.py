@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 from conftest import git_ok, write
 
@@ -26,9 +27,7 @@ from shiftkit.core.affected import (
 )
 from shiftkit.edge import readsets, verify
 
-needs_strace = pytest.mark.skipif(
-    readsets.tracer() is None, reason="strace is missing or cannot trace here"
-)
+needs_strace = needs.strace()
 
 
 def _set(tree: str = "t1", files: set[str] | None = None, **extra: set[str]) -> ReadSet:

@@ -11,14 +11,13 @@ import os
 import time
 from pathlib import Path
 
+import needs
 import pytest
 from conftest import git_ok, ok, shiftkit, write
 
 from shiftkit.edge import readsets, verify
 
-needs_strace = pytest.mark.skipif(
-    readsets.tracer() is None, reason="strace is missing or cannot trace here"
-)
+needs_strace = needs.strace()
 # The timeout the old code ran into (so a test of it fails in a minute, not in 900 s) and
 # what "quickly" means: well under it, on a shared, loaded machine.
 TIMEOUT = 60

@@ -10,12 +10,10 @@ import json
 import re
 from pathlib import Path
 
-import pytest
+import needs
 from conftest import git_ok, ok, shiftkit
 from test_parallel import _machines
 from test_publish_gate import FEATURE, _plain_commit, _team
-
-from shiftkit.edge import readsets
 
 
 def _header(brief: str) -> str:
@@ -95,9 +93,7 @@ def test_every_count_says_where_and_the_advice_agrees(scaffold: Path, tmp_path: 
     assert "— 2/2 passing" in header and "(" not in header.split("claimed", 1)[1], header
 
 
-@pytest.mark.skipif(
-    readsets.tracer() is None, reason="strace is missing or cannot trace here (no read sets)"
-)
+@needs.strace()
 def test_a_claim_that_catches_up_verifies_each_incoming_flip_once(
     scaffold: Path, tmp_path: Path
 ) -> None:

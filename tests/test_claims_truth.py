@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import needs
 import pytest
 import servers
 from conftest import git_ok, ok, shiftkit
@@ -227,7 +228,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[servers.S
     """`git daemon` and `git http-backend` behind lighttpd, each started here on 127.0.0.1
     and always stopped."""
     if request.param == "http" and (missing := servers.http_missing()) is not None:
-        pytest.skip(missing)
+        needs.missing(missing)
     served = servers.server(request.param, tmp_path)
     served.start()
     try:

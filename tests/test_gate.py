@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+import needs
 from conftest import git_ok, implement, ok, shell_features, shiftkit, write
 
 from shiftkit.core import features
 from shiftkit.edge import readsets
 
-needs_strace = pytest.mark.skipif(
-    readsets.tracer() is None, reason="strace is missing or cannot trace here"
-)
+needs_strace = needs.strace()
 
 
 def _passing(project: Path) -> set[str]:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import needs
 import pytest
 import yaml
 from conftest import git, git_ok, run, shiftkit, write
@@ -63,7 +64,7 @@ def test_mdformat_leaves_the_block_as_it_is(scaffold: Path, tmp_path: Path, plug
 def test_prettier_leaves_the_block_as_it_is(scaffold: Path, tmp_path: Path) -> None:
     npm = shutil.which("npm")
     if npm is None:
-        pytest.skip("no npm: prettier is checked where npm is")
+        needs.missing("no npm: prettier is checked where npm is")
     prefix = CACHE / "prettier"
     binary = prefix / "node_modules" / ".bin" / "prettier"
     if not binary.exists():
@@ -82,7 +83,7 @@ def test_prettier_leaves_the_block_as_it_is(scaffold: Path, tmp_path: Path) -> N
             timeout=300,
         )
         if got.returncode != 0:
-            pytest.skip(f"prettier not reachable through npm: {got.output.strip()[-200:]}")
+            needs.missing(f"prettier not reachable through npm: {got.output.strip()[-200:]}")
     files = shiftkit_files(scaffold, tmp_path)
     formatted([str(binary), "--write"], list(files))
     for path, before in files.items():

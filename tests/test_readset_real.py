@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import needs
 import pytest
 import slugify_project as slug
 from conftest import run
@@ -16,9 +17,7 @@ from conftest import run
 from shiftkit.core import affected
 from shiftkit.edge import readsets
 
-needs_strace = pytest.mark.skipif(
-    readsets.tracer() is None, reason="strace is missing or cannot trace here"
-)
+needs_strace = needs.strace()
 
 GROUPS = ("truncation to a length, on word boundaries, in order", "stopwords removed")
 SEEDS = (

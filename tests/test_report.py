@@ -12,6 +12,7 @@ import subprocess
 import zlib
 from pathlib import Path
 
+import needs
 import pytest
 from conftest import (
     git_ok,
@@ -258,7 +259,7 @@ def test_the_demo_report_opens_in_chromium_and_names_every_feature(
     demo: Path, tmp_path: Path
 ) -> None:
     if CHROMIUM is None:
-        pytest.skip("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
+        needs.missing("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
     page = tmp_path / "report.html"
     out = ok(demo, "report", "-o", str(page))
     assert str(page) in out
@@ -336,9 +337,9 @@ def test_the_demo_report_is_accessible_by_axe_and_its_charts_say_what_they_show(
     assert html.count("<tr><td") >= len(burnup)
     assert "HEAD commit " in html  # (a commit, and the check's tree said to be a tree)
     if CHROMIUM is None:
-        pytest.skip("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
+        needs.missing("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
     if not AXE.is_file():
-        pytest.skip(f"no axe-core at {AXE} (npm's `axe-core`; .ci/run installs it)")
+        needs.missing(f"no axe-core at {AXE} (npm's `axe-core`; .ci/run installs it)")
     assert axe_violations(page, tmp_path) == []
     # the control: a page with an image without text and faint text has violations
     bad = write(
@@ -351,7 +352,7 @@ def test_the_demo_report_is_accessible_by_axe_and_its_charts_say_what_they_show(
 
 def test_the_console_check_sees_a_script_error(tmp_path: Path) -> None:
     if CHROMIUM is None:
-        pytest.skip("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
+        needs.missing("no chromium binary (Debian's `chromium` package; .ci/run installs it)")
     page = write(tmp_path / "bad.html", "<!doctype html><script>undefinedFn()</script>")
     assert console_lines(screenshot(page, tmp_path / "bad.png"))
 
