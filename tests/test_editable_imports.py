@@ -40,11 +40,23 @@ packages = ["src/pkg"]
 """
 # hatchling's "exact" mode: the `editables` redirecting finder instead of a path entry
 HATCH_EXACT = "\n[tool.hatch.build]\ndev-mode-exact = true\n"
+PDM_PYPROJECT = """[build-system]
+requires = ["pdm-backend"]
+build-backend = "pdm.backend"
+
+[project]
+name = "pkg"
+version = "0.1"
+"""
+# pdm-backend's default editable is a `.pth` path entry; "editables" is its redirecting finder
+PDM_EDITABLES = '\n[tool.pdm.build]\neditable-backend = "editables"\n'
 BACKENDS = {
     "setuptools finder": (PYPROJECT, ""),
     "setuptools compat": (PYPROJECT, "compat"),
     "hatchling path": (HATCH_PYPROJECT, ""),
     "hatchling exact": (HATCH_PYPROJECT + HATCH_EXACT, ""),
+    "pdm path": (PDM_PYPROJECT, ""),
+    "pdm editables": (PDM_PYPROJECT + PDM_EDITABLES, ""),
 }
 
 
@@ -168,8 +180,19 @@ def test_a_venv_kept_in_the_work_tree_stays_the_interpreters(scaffold: Path) -> 
     assert checked.returncode == 1 and "FAILED F001" in checked.stdout, checked.output
 
 
+# The installers an `init` may run: pip, and uv's pip interface (which installs into the
+# environment `VIRTUAL_ENV` names: the private one, like pip).
+# uv reads the machine's certificate store from `SSL_CERT_FILE` where pip reads its own
+# configuration: a variable the person names (`env`), as any verifier's would be.
+INSTALLERS = {
+    "pip": 'init = "pip install -q --no-deps -e ."',
+    "uv pip": 'init = "uv pip install -q --no-deps -e ."\nenv = ["SSL_CERT_FILE"]',
+}
+
+
+@pytest.mark.parametrize("installer", INSTALLERS)
 def test_an_init_that_installs_the_project_leaves_the_developers_environment_alone(
-    scaffold: Path, tmp_path: Path
+    scaffold: Path, tmp_path: Path, installer: str
 ) -> None:
     """`init = "pip install -e ."`: every verification installs the project into a private
     environment over the developer's (decision record 0098). Before, `check` ran the
@@ -179,14 +202,12 @@ def test_an_init_that_installs_the_project_leaves_the_developers_environment_alo
     write(scaffold / "src" / "pkg" / "__init__.py", value_module(2))
     write(scaffold / ".gitignore", "__pycache__/\n*.egg-info/\nbuild/\n")
     python = make_venv(tmp_path / "venv", scaffold, "")
-    path = {"PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}"}
+    # uv comes with the test dependencies, beside this interpreter
+    tools = Path(sys.executable).parent
+    path = {"PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}{os.pathsep}{tools}"}
     settings = scaffold / ".shiftkit.toml"
     settings.write_text(
-        re.sub(
-            r"(?m)^init = .*$",
-            'init = "pip install -q --no-deps -e ."',
-            settings.read_text(),
-        )
+        re.sub(r"(?m)^init = .*$", lambda _: INSTALLERS[installer], settings.read_text())
     )
     verifier = 'python -c "import pkg, sys; sys.exit(0 if pkg.value() == 2 else 1)"'
     ok(scaffold, "add", "--description", "value is 2", "--step", "s", "--verify", verifier)
