@@ -117,11 +117,13 @@ def passing(project: Path) -> bool:
     return bool(next(i for i in document["features"] if i["id"] == "F001").get("passes"))
 
 
-def fresh_clone_audit(project: Path, shape: Shape, tmp_path: Path) -> Result:
-    """CI: a fresh clone re-verifies every claim of the history, isolated."""
+def fresh_clone_judges(project: Path, shape: Shape, tmp_path: Path) -> tuple[Result, Result]:
+    """CI: a fresh clone re-verifies every claim of the history and every passing feature
+    at HEAD, isolated (`audit --reverify --isolated`, `check --isolated`)."""
     clone = tmp_path / "ci-clone"
     git_ok(tmp_path, "clone", "-q", str(project), str(clone))
-    return sk(clone, shape, "audit", "--reverify", "--isolated")
+    audited = sk(clone, shape, "audit", "--reverify", "--isolated")
+    return audited, sk(clone, shape, "check", "--isolated", "--no-demote")
 
 
 def forced_finish(project: Path, files: dict[str, str]) -> None:

@@ -16,7 +16,7 @@ from local_is_ci import (
     Shape,
     build,
     forced_finish,
-    fresh_clone_audit,
+    fresh_clone_judges,
     implement,
     passing,
     sk,
@@ -67,9 +67,10 @@ def test_a_shortcut_fails_locally_and_in_ci(scaffold: Path, tmp_path: Path, name
     assert not passing(scaffold)
     # Past the local judge by force: CI's judge gives the same verdict.
     forced_finish(scaffold, files)
-    audited = fresh_clone_audit(scaffold, shape, tmp_path)
+    audited, checked = fresh_clone_judges(scaffold, shape, tmp_path)
     assert audited.returncode == 1, audited.output
     assert "F001" in audited.stdout, audited.output
+    assert checked.returncode == 1 and "FAILED F001" in checked.stdout, checked.output
 
 
 def test_the_same_shortcut_files_beside_working_code_pass_both(
@@ -85,5 +86,6 @@ def test_the_same_shortcut_files_beside_working_code_pass_both(
     write(scaffold / "tests" / "__init__.py", "")
     finished = sk(scaffold, shape, "finish", "-m", "add two numbers")
     assert finished.returncode == 0, finished.output
-    audited = fresh_clone_audit(scaffold, shape, tmp_path)
+    audited, checked = fresh_clone_judges(scaffold, shape, tmp_path)
     assert audited.returncode == 0, audited.output
+    assert checked.returncode == 0, checked.output

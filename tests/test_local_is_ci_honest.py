@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from local_is_ci import XFAIL, Shape, build, fresh_clone_audit, implement, passing, sk
+from local_is_ci import XFAIL, Shape, build, fresh_clone_judges, implement, passing, sk
 
 SHAPES = {
     "flat layout": Shape(),
@@ -30,8 +30,9 @@ def test_honest_work_passes_locally_and_in_ci(scaffold: Path, tmp_path: Path, na
     finished = sk(scaffold, shape, "finish", "-m", "add two numbers")
     assert finished.returncode == 0, finished.output
     assert passing(scaffold)
-    audited = fresh_clone_audit(scaffold, shape, tmp_path)
+    audited, checked = fresh_clone_judges(scaffold, shape, tmp_path)
     assert audited.returncode == 0, audited.output
+    assert checked.returncode == 0, checked.output
 
 
 def test_a_stale_plain_install_without_the_install_step_is_not_judged_passing(
