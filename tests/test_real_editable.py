@@ -1,7 +1,8 @@
 """The editable case end to end on real projects (issue 35, "What it must show", first bullet;
-decision records 0087 and 0098): two src-layout projects from their PyPI sdists — markupsafe
-(setuptools, with its C speedups) and structlog (hatchling) — adopted with shiftkit, their
-features judged by their own tests, `init = "pip install -q --no-deps -e ."`, and the project
+decision records 0087, 0093 and 0098): three src-layout projects from their PyPI sdists —
+markupsafe (setuptools, with its C speedups), structlog (hatchling) and tomli-w (flit_core; its
+sdist has no tests, so the person writes them, one a strict xfail) — adopted with shiftkit,
+their features judged by their tests, `init = "pip install -q --no-deps -e ."`, and the project
 installed editable (`pip install -e .`) in the developer's venv outside the repository, every
 shiftkit command run with that venv first on PATH:
 
@@ -9,7 +10,11 @@ shiftkit command run with that venv first on PATH:
 - a plain commit past the hooks breaks the code while the work tree alone holds the fix:
   `check` says the feature fails at HEAD (the checkout's imports, not the work tree's);
 - the developer's `import PKG` still resolves into the work tree afterwards;
-- a fresh clone of the honest history re-verifies in CI's isolated audit.
+- another feature's finish whose change breaks F001 is refused by the gate (F001's read set
+  holds the package's sources, read in the checkout), the same finish without it passes;
+- the start check demotes F001 and names the plain commit that broke it;
+- a fresh clone of the honest history re-verifies in CI's isolated audit; a fresh clone of the
+  whole history accuses no honest commit, and its isolated check at the break names it.
 
 The sdists are fetched from the package index at test time (once per session); these tests
 need it and run in CI (where the index is reachable); elsewhere, without it, they skip.
@@ -43,6 +48,7 @@ class Project:
     test_deps: tuple[str, ...]
     features: dict[str, str]  # description -> verify command
     broken: tuple[str, str, str]  # (path, text, its broken replacement): breaks F001
+    person_tests: tuple[tuple[str, str], ...] = ()  # tests the person writes (sdist has none)
 
 
 def pytest_run(*nodes: str) -> str:
@@ -83,6 +89,39 @@ STRUCTLOG = Project(
     ("src/structlog/processors.py", 'k + "=" + self._repr(v)', 'k + ":" + self._repr(v)'),
 )
 
+# tomli-w's sdist ships no tests: the person writes the acceptance tests, one a strict xfail
+# (what the writer does not do yet: expected to fail, counted as written; decision 0097)
+TOMLI_W_TESTS = (
+    (
+        "tests/test_scalars.py",
+        "import tomli_w\n\n\ndef test_integers_and_booleans():\n"
+        "    assert tomli_w.dumps({'a': 1, 'b': True}) == 'a = 1\\nb = true\\n'\n",
+    ),
+    (
+        "tests/test_tables.py",
+        "import pytest\nimport tomli_w\n\n\ndef test_a_table():\n"
+        "    assert tomli_w.dumps({'t': {'x': 'y'}}) == '[t]\\nx = \"y\"\\n'\n\n\n"
+        "@pytest.mark.xfail(strict=True, raises=TypeError, reason='sets are not TOML')\n"
+        "def test_a_set():\n    tomli_w.dumps({'s': {1, 2}})\n",
+    ),
+)
+TOMLI_W = Project(
+    "tomli_w",
+    "1.2.0",
+    "tomli_w",
+    (),
+    {
+        "integers and booleans": pytest_run("tests/test_scalars.py"),
+        "tables (sets are not TOML)": pytest_run("tests/test_tables.py"),
+    },
+    (
+        "src/tomli_w/_writer.py",
+        'return "true" if obj else "false"',
+        'return "True" if obj else "False"',
+    ),
+    TOMLI_W_TESTS,
+)
+
 
 @pytest.fixture(scope="session")
 def sdist(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Project], Path]:
@@ -116,6 +155,9 @@ def unpack(archive: Path, into: Path, project: Project) -> Path:
         opened.extractall(into, **safe)
     folder = into / project.name
     (into / f"{project.name}-{project.version}").rename(folder)
+    for path, text in project.person_tests:
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
     ignore = folder / ".gitignore"
     ignore.write_text((ignore.read_text() if ignore.exists() else "") + IGNORED)
     # (structlog's own pre-commit hooks fetch their tools from GitHub when the adoption's
@@ -185,6 +227,11 @@ def feature_ids(folder: Path) -> list[str]:
     return [item["id"] for item in document["features"] if item["id"] != "F000"]
 
 
+def passing(folder: Path, feature: str) -> bool:
+    document = json.loads((folder / "features.json").read_text())
+    return bool(next(i for i in document["features"] if i["id"] == feature).get("passes"))
+
+
 def break_past_hooks(folder: Path, broken: tuple[str, str, str]) -> Path:
     """A plain commit past every hook breaks ``path``; the work tree alone is then fixed."""
     path, text, replacement = broken
@@ -219,6 +266,19 @@ def end_to_end(
         sk_ok(folder, "finish", "-m", f"{ids[index]} passes", env=env)
     checked = sk(folder, "check", "--no-demote", env=env)
     assert checked.returncode == 0, checked.output  # (the honest twin)
+
+    # Another feature's finish whose change breaks F001: the gate re-runs F001 (its read set
+    # holds the package's sources, read from the checkout) and refuses; the same finish
+    # without the break passes.
+    other = next(i for i in range(len(ids)) if i not in finished)
+    sk_ok(folder, "claim", ids[other], env=env)
+    path, text, replacement = project.broken
+    good = (folder / path).read_text()
+    (folder / path).write_text(good.replace(text, replacement, 1))
+    refused = sk(folder, "finish", "-m", f"{ids[other]} passes", env=env)
+    assert refused.returncode != 0 and ids[0] in refused.output, refused.output
+    (folder / path).write_text(good)
+    sk_ok(folder, "finish", "-m", f"{ids[other]} passes", env=env)
     honest = git_ok(folder, "rev-parse", "HEAD").strip()
 
     module = break_past_hooks(folder, project.broken)
@@ -229,6 +289,25 @@ def end_to_end(
     # The developer's environment still imports the work tree.
     package = module.parent / "__init__.py"
     assert imported_from(python, project.package, tmp_path) == package.resolve()
+    broken_at = git_ok(folder, "rev-parse", "--short", "HEAD").strip()
+
+    # The start check demotes F001 in a checkout of HEAD and names the plain commit.
+    started = sk(folder, "start", env=env)
+    assert started.returncode == 0, started.output
+    assert f"{ids[0]}" in started.output and broken_at in started.output, started.output
+    assert not passing(folder, ids[0])
+
+    # A fresh clone of the whole history, break and demotion included: CI accuses no honest
+    # commit, and its re-verification blames the plain commit for the demotion.
+    whole = tmp_path / "whole-clone"
+    git_ok(tmp_path, "clone", "-q", str(folder), str(whole))
+    audited = sk(whole, "audit", "--reverify", "--isolated", env=env)
+    assert audited.returncode == 0, audited.output
+    # CI at the break itself (pushed before any start check): the isolated check names it.
+    git_ok(whole, "reset", "-q", "--hard", broken_at)
+    checked = sk(whole, "check", "--isolated", "--no-demote", env=env)
+    assert checked.returncode == 1 and f"FAILED {ids[0]}" in checked.stdout, checked.output
+    assert broken_at in checked.stdout, checked.output
 
     # A fresh clone of the honest history: CI's isolated audit re-verifies every claim.
     clone = tmp_path / "clone"
@@ -252,6 +331,11 @@ def test_markupsafe_editable_with_its_c_speedups(
 
 def test_structlog_editable_by_hatchling(sdist: Callable[[Project], Path], tmp_path: Path) -> None:
     end_to_end(STRUCTLOG, sdist(STRUCTLOG), tmp_path)
+
+
+def test_tomli_w_editable_by_flit(sdist: Callable[[Project], Path], tmp_path: Path) -> None:
+    """A third build backend (flit_core), and the person's strict xfail counted as written."""
+    end_to_end(TOMLI_W, sdist(TOMLI_W), tmp_path)
 
 
 def test_structlog_editable_without_an_installing_init(
