@@ -407,6 +407,7 @@ def not_judged(
             "log",
             "--no-walk=unsorted",
             "--no-renames",
+            "--diff-merges=combined",  # (a merge: the files it brought itself, 0112)
             "-z",
             "--format=%x01%H%x00%s",
             "--name-only",

@@ -32,6 +32,9 @@ _SETTINGS: dict[str, config.Config | None] = {}  # settings blob id -> parsed (N
 # (keyed by the repository too: a tree written in one is not in another, a copy of it)
 _PERSON: dict[tuple[str, str], str] = {}  # (repository, commit) -> its person's tree
 _ASSEMBLED: dict[tuple[str, str, str], str] = {}  # (repository, judged, person's) -> assembled
+# (where a person's tree is kept by its commit; "-2" since merges count as changes, 0112: a
+# tree kept by an earlier shiftkit is not read)
+PERSON_FOLDER = "person-2"
 
 
 def settings_at(root: Path, commit: str) -> config.Config | None:
@@ -76,7 +79,7 @@ def person_tree(root: Path, tip: str, cfg: config.Config) -> str:
     if (str(root), tip) in _PERSON:
         return _PERSON[(str(root), tip)]
     common = gitio.common_dir(root)
-    kept = state.repo_state(common) / "person" / tip
+    kept = state.repo_state(common) / PERSON_FOLDER / tip
     try:
         found = kept.read_text().strip()
     except OSError:
@@ -143,7 +146,9 @@ def _touches(
     root: Path, base: str, tip: str, cfg: config.Config
 ) -> list[tuple[str, frozenset[str]]]:
     """The commits after ``base`` up to ``tip`` (newest first) that changed a path a verdict
-    takes from the person's state, with those paths."""
+    takes from the person's state, with those paths. A merge changed every path in which it
+    differs from one of its parents (decision record 0112): a file only the merge brings is
+    its own change, not nobody's."""
     listing = gitio.out(
         [
             "-c",
@@ -152,6 +157,7 @@ def _touches(
             "-z",
             "--topo-order",
             "--no-renames",
+            "--diff-merges=separate",
             "--format=%x01%H",
             "--name-only",
             f"{base}..{tip}",
@@ -161,7 +167,7 @@ def _touches(
     protocol = protocol_files(cfg)
     tip_paths = gitio.out(["ls-tree", "-r", "-z", "--name-only", tip], root).split("\0")
     tests = ground.test_folders(tip_paths)
-    found = []
+    found: dict[str, frozenset[str]] = {}  # (a merge is listed once per parent: one entry)
     for record in listing.split("\x01"):
         oid, _, names = record.partition("\0")
         if not oid:
@@ -172,8 +178,8 @@ def _touches(
             if name and not ground.judged_from_commit(name, cfg.code, protocol, tests)
         )
         if paths:
-            found.append((oid.strip(), paths))
-    return found
+            found[oid.strip()] = found.get(oid.strip(), frozenset()) | paths
+    return list(found.items())
 
 
 def _trusted(root: Path, oids: Sequence[str], list_name: str) -> set[str]:
