@@ -293,7 +293,7 @@ def demo(directory: Path | None) -> int:
 @cli.command(
     "run",
     short_help="The outer loop: agent sessions one after another until a stop reason "
-    "(exit 0, 10-15).",
+    "(exit 0, 10-16).",
 )
 @click.option(
     "--agent",
@@ -342,6 +342,17 @@ def demo(directory: Path | None) -> int:
     help="--agent codex: pass Codex this flag, so it runs the project's hooks that no person "
     "has trusted (without it, run refuses to start a loop whose hooks Codex would skip).",
 )
+@click.option(
+    "--parallel",
+    type=click.IntRange(min=1),
+    help="Run N agent loops at once, each in its own clone of the claims remote, with one "
+    "combined view (budgets are the team's; --max-sessions is each agent's).",
+)
+@click.option(
+    "--clones",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="--parallel: the folder of the agents' clones (default: ../<project>-agents).",
+)
 def run_cmd(
     agent: str,
     max_sessions: int,
@@ -352,20 +363,35 @@ def run_cmd(
     prompt_stdin: bool,
     verbose: bool,
     bypass_hook_trust: bool,
+    parallel: int | None,
+    clones: Path | None,
 ) -> int:
     """The outer loop: agent sessions one after another, until every feature passes (checked
     at HEAD by `shiftkit check`), all that remain are blocked, a budget is spent, K sessions
-    make no progress, the same failure ends two sessions, or --max-sessions.
+    make no progress, the same failure ends two sessions, or --max-sessions. With
+    --parallel N, N such loops at once, each in its own clone of the claims remote.
 
     Exit codes: 0 all pass at HEAD; 10 all remaining blocked; 11 budget; 12 no progress;
     13 the same failure twice in a row; 14 max sessions; 15 all marked passing but some
-    cannot be checked (no verify command); 130 interrupted (Ctrl-C).
+    cannot be checked (no verify command); 16 everything left is claimed elsewhere; 130
+    interrupted (Ctrl-C).
     """
-    from shiftkit.commands import run as run_mod
     from shiftkit.core import loop
 
     limits = loop.Limits(max_sessions, budget_tokens, budget_usd, no_progress, session_timeout)
-    return run_mod.run(agent, limits, prompt_stdin, _say, verbose, bypass_hook_trust)
+    if parallel is None:
+        if clones is not None:
+            raise click.UsageError("--clones is for --parallel N")
+        from shiftkit.commands import run as run_mod
+
+        return run_mod.run(agent, limits, prompt_stdin, _say, verbose, bypass_hook_trust)
+    from shiftkit.commands import team
+
+    passed_on = ["--no-progress", str(no_progress)]
+    passed_on += ["--session-timeout", str(session_timeout)] if session_timeout else []
+    passed_on += ["--prompt-stdin"] * prompt_stdin + ["--verbose"] * verbose
+    passed_on += ["--dangerously-bypass-hook-trust"] * bypass_hook_trust
+    return team.run_team(agent, parallel, limits, clones, passed_on, _say)
 
 
 @cli.command("merge-features")

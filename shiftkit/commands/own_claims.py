@@ -118,6 +118,21 @@ def held_by_us(ctx: Context, seen: dict[str, claims.Claim] | None = None) -> lis
     ]
 
 
+def release_lost(ctx: Context, session_id: str) -> list[str]:
+    """Release this clone's claims taken by ``session_id`` that no record here opens: the
+    session was stopped (Ctrl-C, a timeout) after the remote took its claim and before the
+    claim was written down here. The features, released."""
+    released = []
+    for held in held_by_us(ctx):
+        mine = held.record is not None and held.record.session == session_id
+        if mine and _let_go(ctx, held.feature, held.oid):
+            session.forget(ctx.common_dir, held.oid)
+            released.append(held.feature)
+    if released and ctx.config.claims.remote:
+        remote.forget_look(ctx.common_dir)
+    return released
+
+
 def recover(ctx: Context, feature_id: str | None, action: str, say: Say) -> LocalClaim | None:
     """This worktree's open claim: its record, or — none here — this clone's claim on
     ``feature_id`` (or its only one) recovered into it, base and all; None when there is

@@ -75,6 +75,53 @@ def verified_counts(ctx: Context) -> tuple[int, int, int]:
     return counts
 
 
+def with_the_team(ctx: Context, current: loop.State, say: Say) -> loop.State:
+    """With a claims remote, and no claim of this clone open: the branch brought up to the
+    remote's when it is only behind (as `claim` would, before a session is spent on it), and
+    what can be picked counted as `claim` counts it — a feature another clone or session
+    holds cannot be (`loop.ALL_CLAIMED`: wait, do not spend a session finding that out)."""
+    from shiftkit.commands import catch_up, upcoming
+    from shiftkit.edge import remote
+
+    name = ctx.config.claims.remote
+    if not name or state.local_claim(ctx.git_dir) is not None:
+        return current
+    try:
+        _publish_parked(ctx, say)
+        look = upcoming.outlook(ctx, head_list(ctx), fresh=True)
+        branch = gitio.branch(ctx.root)
+        if look.counted_on and branch and not gitio.status_lines(ctx.root):
+            catch_up.catch_up(ctx, name, branch, lambda text: None)
+            say(f"caught up with {look.counted_on}")
+            ctx = open_context()
+            look = upcoming.outlook(ctx, head_list(ctx))
+    except (remote.Unreachable, Refused, BadInput) as problem:
+        say(f"the claims remote was not asked: {problem}; counting what HEAD says")
+        return current
+    total, passing, claimable = verified_counts(ctx)
+    pickable = len(look.next(limit=None))
+    return current._replace(
+        total=total,
+        passing=passing,
+        claimable=pickable,
+        held_elsewhere=max(0, claimable - pickable),
+    )
+
+
+def _publish_parked(ctx: Context, say: Say) -> None:
+    """A finished commit that waits here to be published (a session stopped before its push
+    landed) goes first: its claim is this clone's, and no one else may take the feature."""
+    from shiftkit.commands import sync
+    from shiftkit.edge import parking
+
+    waiting = sorted({row.feature for row in parking.read(ctx.git_dir)})
+    if not waiting or gitio.status_lines(ctx.root):
+        return
+    said: list[str] = []
+    sync.sync(ctx, said.append)
+    say(f"published the finished work waiting here ({', '.join(waiting)}): {said[-1]}")
+
+
 def run(
     agent: str,
     limits: loop.Limits,
@@ -107,6 +154,7 @@ def run(
     try:
         while True:
             ctx = open_context()  # (a session may have committed new settings)
+            current = with_the_team(ctx, current, say)
             stop = loop.decide(current, limits)
             if stop is not None and stop.code == loop.ALL_PASS:
                 stop = _checked_at_head(ctx, say)
@@ -137,7 +185,8 @@ def run(
                 _say_tail(session, say)
     except KeyboardInterrupt:
         ctx = open_context()
-        _clean_up(ctx, current.sessions + 1, "interrupted (Ctrl-C)", say)
+        number = current.sessions + 1
+        _clean_up(ctx, number, f"run-{run_id}-{number}", "was interrupted (Ctrl-C)", say)
         stop = loop.Stop(loop.INTERRUPTED, "interrupted (Ctrl-C); the open claim was cleaned up")
     _summary(open_context(), stop, sessions, known, say)
     return stop.code
@@ -201,7 +250,11 @@ def one_session(
     result = parse_result(out)
     codex_run = rollout.exec_events(out) if result is None else None
     abandoned = _clean_up(
-        ctx, number, "timed out" if exit_code is None else f"ended (exit {exit_code})", say
+        ctx,
+        number,
+        session_id,
+        "timed out" if exit_code is None else f"ended (exit {exit_code})",
+        say,
     )
     from shiftkit.edge import session as sessions
 
@@ -322,23 +375,37 @@ def run_agent(
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
+    """End the agent and every process it started in its group, and wait until none is left:
+    a `shiftkit claim` it ran may still be taking a claim, and the clean-up after it must see
+    what that left."""
+    from shiftkit.edge import process
+
+    process.end_group(proc.pid, grace=5.0)
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=5)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    except subprocess.TimeoutExpired:
+        pass
 
 
-def _clean_up(ctx: Context, number: int, how: str, say: Say) -> str | None:
+def _clean_up(ctx: Context, number: int, session_id: str, how: str, say: Say) -> str | None:
     """A claim the session left open: reverted when the tree is dirty (an attempt, logged),
-    released when it is clean. Returns the feature reverted, if any."""
-    from shiftkit.commands import claims, shift
+    released when it is clean; one the remote took for it that was never written down here
+    (stopped in between), released. Returns the feature reverted, if any."""
+    from shiftkit.commands import claims, own_claims, shift
+    from shiftkit.core.errors import ShiftkitError
 
     held = state.local_claim(ctx.git_dir)
     if held is None:
+        try:
+            lost = own_claims.release_lost(ctx, session_id) if ctx.config.claims.remote else []
+        except ShiftkitError as problem:
+            say(f"  session {number}: its claims on the remote were not looked at ({problem})")
+            return None
+        for feature_id in lost:
+            say(
+                f"  session {number} {how} after the remote took its claim on {feature_id}, "
+                f"before it was written down here: released"
+            )
         return None
     quiet: Say = lambda text: None  # noqa: E731
     dirty = gitio.status_lines(ctx.root)

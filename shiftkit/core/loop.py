@@ -21,6 +21,7 @@ NO_PROGRESS = 12
 REPEATED_FAILURE = 13
 MAX_SESSIONS = 14
 NOT_CHECKED = 15  # all marked passing, but some cannot be checked at HEAD
+ALL_CLAIMED = 16  # every feature that could be picked is claimed by another clone or session
 INTERRUPTED = 130  # Ctrl-C, as shells report SIGINT
 
 SHIFT_PROMPT = (
@@ -59,6 +60,7 @@ class State(NamedTuple):
     signatures: tuple[str | None, ...] = ()  # each session's failure signature (None: none)
     spent_tokens: float = 0.0
     spent_usd: float = 0.0
+    held_elsewhere: int = 0  # pickable features held by another clone's or session's claim
 
 
 class Stop(NamedTuple):
@@ -71,6 +73,12 @@ def decide(state: State, limits: Limits) -> Stop | None:
     if state.total and state.passing == state.total:
         # (`shiftkit run` checks every one at HEAD before it stops on this)
         return Stop(ALL_PASS, f"all {state.total} features marked passing")
+    if state.claimable == 0 and state.held_elsewhere:
+        return Stop(
+            ALL_CLAIMED,
+            f"every feature that can be picked is claimed elsewhere "
+            f"({counted(state.held_elsewhere, 'feature')}): nothing to take until a claim ends",
+        )
     if state.claimable == 0:
         return Stop(
             ALL_BLOCKED,
