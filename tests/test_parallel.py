@@ -154,6 +154,8 @@ def test_an_unreachable_remote_claims_nothing_anywhere(scaffold: Path, tmp_path:
 
 
 def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
+    lines = [f"line {i}\n" for i in range(1, 8)]
+    (scaffold / "shared.txt").write_text("".join(lines))  # (committed by `_machines`)
     bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
     ok(one, "claim", "F001")
     ok(two, "claim", "F002")
@@ -161,10 +163,13 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     _work(two, "two")
     git_ok(one, "add", "one.txt")
     git_ok(two, "add", "two.txt")
+    (one / "shared.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
+    (two / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))
     assert "claim released" in ok(one, "finish", "-m", "part one works")
     assert set(_server_claims(bare)) == {"F002"}
-    # two's push loses the race (one pushed first): finish catches up through the judged
-    # sync itself and pushes again (issue 29.3), so finished means on the remote.
+    # two's push loses the race (one pushed first, and both changed shared.txt, so git will
+    # not fast-forward under two's work): finish catches up through the judged sync itself
+    # and pushes again (issue 29.3), so finished means on the remote.
     raced = ok(two, "finish", "-m", "part two works")
     assert "origin/main moved on meanwhile: syncing" in raced
     assert "released F002" in raced and raced.rstrip().endswith("claim released")

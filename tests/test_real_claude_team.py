@@ -1,4 +1,5 @@
-"""`shiftkit run --agent claude --parallel 3`: three real Claude Code loops (pinned, from npm:
+"""`shiftkit run --agent claude --parallel 3` (and `--agent codex --parallel 2` on a smaller
+list): real Claude Code loops (pinned, from npm:
 tests/harnesses.py), each in its own clone of one bare remote, against the scripted model on
 127.0.0.1 (tests/model_server.py; each session claims, does its feature's work, finishes).
 The team finishes the list: every feature passes on the remote's branch, each finished once,
@@ -61,3 +62,33 @@ def test_three_claude_code_loops_finish_the_list_once_each(scaffold: Path, tmp_p
     project = [line for line in result.output.splitlines() if line.startswith("project: ")][-1]
     said = float(project.split("spent ", 1)[1].split(" fresh-equivalent", 1)[0].replace(",", ""))
     assert abs(said - served) <= 0.01 * served, (said, served, project)
+
+
+def test_two_codex_loops_finish_a_smaller_list_once_each(scaffold: Path, tmp_path: Path) -> None:
+    names = NAMES[:4]
+    work = {f"F{i:03d}": f"echo done > {name}" for i, name in enumerate(names, start=1)}
+    bare = team_project(scaffold, tmp_path, names)
+    clones = tmp_path / "agents"
+    with ModelServer(shift(work), model=harnesses.CODEX_MODEL) as server:
+        trusted = [clones / "agent-1", clones / "agent-2"]
+        codex = harnesses.codex(server.url, tmp_path / "codex-home", trusted)
+        env = {**codex.env, "PATH": f"{codex.binary.parent}{os.pathsep}{os.environ['PATH']}"}
+        result = shiftkit(
+            scaffold,
+            "run",
+            "--agent",
+            "codex",
+            "--dangerously-bypass-hook-trust",
+            "--parallel",
+            "2",
+            "--clones",
+            str(clones),
+            "--max-sessions",
+            "5",
+            env=env,
+        )
+    assert result.returncode == 0, result.output
+    assert "Traceback" not in result.output
+    assert all(item["passes"] is True for item in remote_list(bare)), result.output
+    assert finished_on_remote(bare) == sorted(work), result.output
+    assert remote_claims(bare) == []

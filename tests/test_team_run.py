@@ -181,7 +181,7 @@ def test_the_teams_budget_stops_every_agent_and_nothing_is_lost(
     assert 1 < passing < 7, result.output
     # the next run, without a budget, publishes what waited and finishes the rest, once each
     again = shiftkit(scaffold, *team)
-    assert again.returncode == 0, again.output
+    assert again.returncode == 0, result.output + again.output
     assert all(item["passes"] is True for item in remote_list(bare))
     assert finished_on_remote(bare) == [f"F{i:03d}" for i in range(1, len(NAMES) + 1)]
     assert remote_claims(bare) == []
@@ -216,3 +216,52 @@ def test_ctrl_c_stops_every_agent_and_releases_their_claims(scaffold: Path, tmp_
     assert "Traceback" not in output
     assert remote_claims(bare) == [], output
     assert "interrupted" in output
+
+
+def test_a_claim_whose_commit_is_at_head_is_published_not_released(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """A session stopped between its finish's commit and its push leaves the claim open and
+    HEAD its commit. Releasing it would let another agent do the feature again: `release`
+    refuses and names `finish`, which publishes it and releases the claim."""
+    from shiftkit.edge import state
+
+    bare = team_project(scaffold, tmp_path, NAMES[:1])
+    ok(scaffold, "claim", "F001")
+    record = state.local_claim_path(scaffold / ".git")
+    kept = record.read_bytes()
+    claim = json.loads(kept)["oid"]
+    before = git_ok(bare, "rev-parse", "main").strip()
+    (scaffold / "f1.txt").write_text("done\n")
+    ok(scaffold, "finish", "-m", "make F001 work")
+    # as if stopped after the commit, before the push and the claim's release
+    git_ok(bare, "update-ref", "refs/heads/main", before)
+    git_ok(bare, "update-ref", "refs/shiftkit/claims/F001", claim)
+    record.write_bytes(kept)
+    refused = shiftkit(scaffold, "release")
+    assert refused.returncode == 1, refused.output
+    assert "`shiftkit finish` publishes it" in refused.stderr
+    assert remote_claims(bare) == ["refs/shiftkit/claims/F001"]
+    published = shiftkit(scaffold, "finish", "-m", "again")
+    assert published.returncode == 0, published.output
+    assert "already committed at HEAD" in published.stdout
+    assert remote_claims(bare) == []
+    assert finished_on_remote(bare) == ["F001"]
+
+
+def test_a_merge_stopped_midway_leaves_nothing_a_person_must_clear(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """An agent stopped while its finish merged leaves git's temporary `.merge_file_*` files;
+    the next `shiftkit run` clears them and goes on. Its twin: any other untracked file is
+    someone's, and `run` still refuses to start over it."""
+    team_project(scaffold, tmp_path, NAMES[:1])
+    (scaffold / ".merge_file_a1B2c3").write_text("<<<<<<< a driver's temporary file\n")
+    result = shiftkit(scaffold, "run", "--agent", agent_command(tmp_path))
+    assert result.returncode == 0, result.output
+    assert "removed git's temporary files of a stopped merge (1 .merge_file_*)" in result.output
+    assert not (scaffold / ".merge_file_a1B2c3").exists()
+    (scaffold / "notes.txt").write_text("a person's notes\n")
+    refused = shiftkit(scaffold, "run", "--agent", agent_command(tmp_path))
+    assert refused.returncode == 1 and "the work tree is not clean" in refused.stderr
+    assert (scaffold / "notes.txt").read_text() == "a person's notes\n"

@@ -187,6 +187,7 @@ def _scenario(scaffold: Path, tmp_path: Path, served: servers.Server) -> None:
             finished = shiftkit(agent.place, "finish", "-m", f"part {number} works")
             assert finished.returncode == 0, finished.output
             caught_up += "moved on meanwhile: syncing" in finished.output
+            caught_up += "caught up first: fast-forwarded" in finished.output
         for agent, _ in working:
             sent_back += agent.stop()
             # Nothing finished stays here or held on the remote once the session ends.
@@ -198,8 +199,9 @@ def _scenario(scaffold: Path, tmp_path: Path, served: servers.Server) -> None:
     listing = json.loads(git_ok(bare, "show", "main:features.json"))
     assert all(item["passes"] for item in listing["features"]), listing
     assert briefs >= FEATURES and coordination, (briefs, coordination)
-    # A finish lost the push race: it caught up through the judged sync itself (decision
-    # record 0055), or the Stop hook sent the session to sync.
+    # A finish met a teammate's newer commits: it fast-forwarded under its work first
+    # (decision record 0113), lost the push race and caught up through the judged sync itself
+    # (decision record 0055), or the Stop hook sent the session to sync.
     assert caught_up + sent_back >= 1
     assert _bookkeeping_only(bare) == []
     fresh = tmp_path / "fresh"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import Refused
 from shiftkit.edge import gitio, remote
 from shiftkit.edge.context import Context, short
@@ -65,6 +66,47 @@ def catch_up(
             )
         say(f"caught up first: merged {name}/{branch} and pushed")
     return "merged and pushed to"
+
+
+def under_the_work(ctx: Context, held: LocalClaim, say: Say) -> LocalClaim:
+    """`finish`'s first step: with a claims remote, a branch only behind the remote's is
+    fast-forwarded under the uncommitted work (judged first, as any catch-up), so the commit
+    lands on the remote's tip and publishes without a merge. Where git will not (a changed
+    file the incoming commits also change), nothing moves: the race is caught up after the
+    commit, as before. Returns the claim, standing on the new HEAD when it moved."""
+    from shiftkit.edge import state
+
+    moved = only_behind(ctx, say)
+    head = gitio.head_oid(ctx.root)
+    if not moved or head is None:
+        return held
+    say(
+        f"caught up first: fast-forwarded {gitio.branch(ctx.root)} to "
+        f"{ctx.config.claims.remote}/{gitio.branch(ctx.root)} under your changes "
+        f"({moved} commit{'s' if moved != 1 else ''}), so {held.feature}'s commit lands on it"
+    )
+    standing = LocalClaim(held.record._replace(base=head), held.oid)
+    state.save_local_claim(ctx.git_dir, standing)
+    return standing
+
+
+def only_behind(ctx: Context, say: Say) -> int:
+    """With a claims remote, a branch only behind the remote's (as just fetched) is judged
+    and fast-forwarded to it, whatever is uncommitted, when git can: how many commits it
+    moved (0: up to date, ahead, diverged, unreachable, or git would overwrite a change)."""
+    name, branch = ctx.config.claims.remote, gitio.branch(ctx.root)
+    if not name or branch is None or not ctx.config.claims.enabled:
+        return 0
+    try:
+        counts = remote.divergence(ctx.root, name, branch)
+    except remote.Unreachable:
+        return 0
+    if counts is None or counts[0] or not counts[1]:
+        return 0  # up to date, ahead, or diverged: the commit's publication handles it
+    tracking = remote.tracking_ref(name, branch)
+    _judge_incoming(ctx, name, branch, tracking, say)
+    moved = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
+    return counts[1] if moved.returncode == 0 else 0
 
 
 def tip_of(ctx: Context, ref: str) -> str | None:

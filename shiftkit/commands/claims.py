@@ -25,7 +25,14 @@ from shiftkit.edge import (
     session,
     state,
 )
-from shiftkit.edge.context import Context, add_note, clear_note, pending_note, short
+from shiftkit.edge.context import (
+    Context,
+    add_note,
+    clear_note,
+    head_trailer,
+    pending_note,
+    short,
+)
 from shiftkit.edge.project import read_features
 
 Say = Callable[[str], None]
@@ -554,6 +561,12 @@ def release(
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
+        if own.oid and own.oid in head_trailer(ctx, "Shiftkit-Claim"):
+            # (released, the feature would be done again by someone else)
+            raise Refused(
+                f"{own.feature} is finished here (HEAD is its commit) but not published; "
+                f"`shiftkit finish` publishes it and releases the claim"
+            )
         # (a refusal raises here: the claim stays, here and on the remote)
         result = _release(ctx, own.feature, own.oid) if own.oid else remote.Released(True)
         ledger.note_unit(ctx, own, "released")

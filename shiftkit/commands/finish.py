@@ -1,5 +1,6 @@
 """`shiftkit finish`: a short pipeline of named steps, each in one module (decision 0054).
 
+    catch up commands/catch_up  only behind the remote: fast-forwarded under the work first
     plan     edge/finish_plan   what the commit will hold, judged by the rules first
     verify   edge/gate          the claimed feature, and beside it (in parallel) every passing
                                 feature the change can break and every demoted one it may repair
@@ -15,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from shiftkit.commands import catch_up, publish
 from shiftkit.commands import claims as claiming
-from shiftkit.commands import publish
 from shiftkit.commands.shift import require_claim
 from shiftkit.core.claim import LocalClaim
 from shiftkit.edge import finish_commit, finish_plan, gate, gitio
@@ -33,6 +34,7 @@ def finish(
         ending = release(ctx, publish.publish(ctx, held, gitio.head_oid(ctx.root) or "", say))
         say(f"{held.feature} was already committed at HEAD; {ending}")
         return claiming.exit_when_published(ctx, held, say)
+    held = catch_up.under_the_work(ctx, held, say)
     plan = finish_plan.plan(ctx, held, summary, extra_note)
     claiming.confirm_held(ctx, held)  # (with a claims remote: still ours there)
     verdict = gate.verify_change(ctx, plan.feature, plan.committed, held.base, workers, say)

@@ -28,7 +28,7 @@ from shiftkit.core.words import counted
 from shiftkit.edge import gitio, state
 from shiftkit.edge import ledger as ledger_io
 from shiftkit.edge import prices as price_table
-from shiftkit.edge.context import Context, open_context, short
+from shiftkit.edge.context import Context, head_trailer, open_context, short
 from shiftkit.edge.project import read_features, read_features_at
 
 Say = Callable[[str], None]
@@ -45,6 +45,7 @@ class Session(NamedTuple):
     tokens: int
     fresh_equivalent: float
     tail: tuple[str, ...] = ()  # the agent's last output lines
+    ids: tuple[str, ...] = ()  # the session ids its usage is recorded under
 
     @property
     def agent_failed(self) -> bool:
@@ -108,6 +109,25 @@ def with_the_team(ctx: Context, current: loop.State, say: Say) -> loop.State:
     )
 
 
+def _after_a_killed_merge(ctx: Context, say: Say) -> None:
+    """An agent stopped (timeout, Ctrl-C, a team's budget) while its `finish` or `sync` was
+    merging leaves git's own debris: an unfinished merge, and the merge driver's temporary
+    `.merge_file_*` files. Nothing of the agent's work is in them (its commit is made or
+    parked before a merge starts); they are cleared so the loop can go on without a person."""
+    if (ctx.git_dir / "MERGE_HEAD").exists() and state.local_claim(ctx.git_dir) is None:
+        gitio.run(["merge", "--abort"], ctx.root, check=False)
+        say("an unfinished merge (an agent stopped while it merged) was aborted")
+    debris = [p for p in ctx.root.glob(".merge_file_*") if p.is_file()]
+    untracked = set(
+        gitio.out(["ls-files", "--others", "--", ".merge_file_*"], ctx.root).splitlines()
+    )
+    gone = [p for p in debris if p.name in untracked]
+    for path in gone:
+        path.unlink()
+    if gone:
+        say(f"removed git's temporary files of a stopped merge ({len(gone)} .merge_file_*)")
+
+
 def _publish_parked(ctx: Context, say: Say) -> None:
     """A finished commit that waits here to be published (a session stopped before its push
     landed) goes first: its claim is this clone's, and no one else may take the feature."""
@@ -135,6 +155,7 @@ def run(
     if not command:
         raise BadInput("--agent is empty; give the command that runs one agent session")
     command = _codex_hooks(ctx, command, bypass_hook_trust)
+    _after_a_killed_merge(ctx, say)
     if gitio.status_lines(ctx.root) and state.local_claim(ctx.git_dir) is None:
         raise Refused(
             "the work tree is not clean; commit it, `git stash --include-untracked` or "
@@ -147,6 +168,7 @@ def run(
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     run_id = os.urandom(3).hex()
     known = {e.id for e in ledger_io.read_all(ctx)}
+    mine: set[str] = set()  # this run's sessions (a teammate's usage arrives here too)
     total, passing, claimable = verified_counts(ctx)
     current = loop.State(total, passing, claimable)
     sessions: list[Session] = []
@@ -175,7 +197,8 @@ def run(
             current = loop.after(
                 current._replace(total=total), passing, claimable, session.signature
             )
-            spent = _spent(ctx, known)
+            mine.update(session.ids)
+            spent = _spent(ctx, known, mine)
             current = current._replace(
                 spent_tokens=spent.fresh_equivalent, spent_usd=spent.usd or 0.0
             )
@@ -188,7 +211,7 @@ def run(
         number = current.sessions + 1
         _clean_up(ctx, number, f"run-{run_id}-{number}", "was interrupted (Ctrl-C)", say)
         stop = loop.Stop(loop.INTERRUPTED, "interrupted (Ctrl-C); the open claim was cleaned up")
-    _summary(open_context(), stop, sessions, known, say)
+    _summary(open_context(), stop, sessions, known, mine, say)
     return stop.code
 
 
@@ -289,6 +312,7 @@ def one_session(
         spent.usage.tokens,
         spent.fresh_equivalent,
         tuple(loop.tail(agent_run.lines)),
+        tuple(sorted(sids)),
     )
 
 
@@ -394,6 +418,7 @@ def _clean_up(ctx: Context, number: int, session_id: str, how: str, say: Say) ->
     from shiftkit.commands import claims, own_claims, shift
     from shiftkit.core.errors import ShiftkitError
 
+    _after_a_killed_merge(ctx, say)
     held = state.local_claim(ctx.git_dir)
     if held is None:
         try:
@@ -408,6 +433,18 @@ def _clean_up(ctx: Context, number: int, session_id: str, how: str, say: Say) ->
             )
         return None
     quiet: Say = lambda text: None  # noqa: E731
+    if held.oid and held.oid in head_trailer(ctx, "Shiftkit-Claim"):
+        # stopped between its commit and its push: publishing it is what finish does next
+        # (releasing it would let another agent do the feature again)
+        from shiftkit.commands import finish
+
+        try:
+            published = finish.finish(ctx, "", None, quiet) == 0
+        except ShiftkitError:
+            published = False
+        said = "published it" if published else "it waits here for `shiftkit sync`"
+        say(f"  session {number} {how} after committing {held.feature}: {said}")
+        return None
     dirty = gitio.status_lines(ctx.root)
     if dirty:
         reason = (
@@ -572,12 +609,13 @@ def _session_spend(ctx: Context, sids: set[str]) -> cost.Spend:
     return total
 
 
-def _spent(ctx: Context, known: set[str]) -> cost.Spend:
-    """What this run has spent: the usage entries written since it began."""
+def _spent(ctx: Context, known: set[str], mine: set[str]) -> cost.Spend:
+    """What this run has spent: the usage entries of its sessions written since it began
+    (not a teammate's, which a catch-up or a fetched usage ref brings here meanwhile)."""
     total = cost.Spend()
     prices = price_table.book(ctx.config.prices)
     for entry in ledger_io.read_all(ctx):
-        if entry.kind == "usage" and entry.id not in known:
+        if entry.kind == "usage" and entry.id not in known and entry.session in mine:
             total = total + cost.spend_of(entry, ctx.config.cost, prices)
     return total
 
@@ -656,11 +694,16 @@ def _say_tail(session: Session, say: Say) -> None:
 
 
 def _summary(
-    ctx: Context, stop: loop.Stop, sessions: list[Session], known: set[str], say: Say
+    ctx: Context,
+    stop: loop.Stop,
+    sessions: list[Session],
+    known: set[str],
+    mine: set[str],
+    say: Say,
 ) -> None:
     from shiftkit.commands import cost as cost_mod
 
-    spent = _spent(ctx, known)
+    spent = _spent(ctx, known, mine)
     total, passing, _ = verified_counts(ctx)
     usd = f" (${spent.usd:,.2f})" if spent.usd is not None else ""
     say(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from shiftkit.commands import catch_up
 from shiftkit.core import features, jsonbound, progress, rules
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import BadInput, Refused
@@ -127,6 +128,8 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         gitio.run(["reset", "-q", "--hard", base], ctx.root)
         # -d without -x: untracked files of the attempt go; ignored files and .git stay.
         gitio.run(["clean", "-f", "-d", "-q"], ctx.root)
+        # (the attempt's record lands on the remote's tip when only behind it: no merge)
+        moved = catch_up.only_behind(ctx, say)
         attempt = _record_attempt(ctx, record, reason, failure)
         outcome = "blocked" if attempt.blocked else "failed"
         ledger.close_unit(ctx, record, outcome, attempt.signature)
@@ -137,9 +140,10 @@ def revert(ctx: Context, reason: str, say: Say) -> int:
         history[feature_id] = [*history.get(feature_id, []), attempt.signature]
         state.write_json(history_path, history)
     ending = _close_claim(ctx, record, say)
+    caught = f", then fast-forwarded to the remote's tip ({moved} new)" if moved else ""
     say(
-        f"reverted to {short(base)}; recorded attempt {attempt.number} of {feature_id} in "
-        f"{short(new_head)}; {ending}"
+        f"reverted to {short(base)}{caught}; recorded attempt {attempt.number} of "
+        f"{feature_id} in {short(new_head)}; {ending}"
     )
     if attempt.blocked is not None:
         say(f"{feature_id} is now BLOCKED ({attempt.blocked.reason}); a person must unblock it")

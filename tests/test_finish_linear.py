@@ -1,0 +1,95 @@
+"""`finish` on a clone only behind the remote (a teammate published while this agent worked):
+the branch is fast-forwarded under the uncommitted work first, so the commit lands on the
+remote's tip and the remote's history stays linear — no `sync` merge. Its twin: when the
+teammate changed the same file, git will not move under the work, and the lost race is
+caught up by the judged merge as before; both publish."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git_ok, ok, shiftkit
+from teams import remote_claims, remote_list, team_project
+
+
+def clones(bare: Path, tmp_path: Path) -> tuple[Path, Path]:
+    places = []
+    for name in ("one", "two"):
+        place = tmp_path / name
+        git_ok(tmp_path, "clone", "-q", str(bare), str(place))
+        ok(place, "install-hooks", "--force")
+        places.append(place)
+    return places[0], places[1]
+
+
+def merges(bare: Path) -> list[str]:
+    return git_ok(bare, "log", "--merges", "--format=%s", "main").splitlines()
+
+
+def test_a_finish_behind_the_remote_lands_on_its_tip(scaffold: Path, tmp_path: Path) -> None:
+    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
+    one, two = clones(bare, tmp_path)
+    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
+    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
+    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
+    (two / "b.txt").write_text("done\n")
+    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    (one / "a.txt").write_text("done\n")
+    result = shiftkit(one, "finish", "-m", "make F001 work", env=env_one)
+    assert result.returncode == 0, result.output
+    assert "caught up first: fast-forwarded main to origin/main under your changes" in (
+        result.output
+    )
+    assert merges(bare) == []  # linear
+    parent = git_ok(bare, "log", "-1", "--format=%P", "main").split()
+    assert parent == [git_ok(bare, "rev-parse", "main~1").strip()]
+    assert git_ok(bare, "log", "-1", "--format=%s", "main~1").startswith("F002:")
+    assert all(item["passes"] is True for item in remote_list(bare))
+    assert remote_claims(bare) == []
+
+
+def test_when_the_teammate_changed_the_same_file_the_race_is_merged(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    lines = [f"line {i}\n" for i in range(1, 8)]
+    (scaffold / "shared.txt").write_text("".join(lines))
+    git_ok(scaffold, "add", "shared.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "A file both agents will change")
+    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
+    one, two = clones(bare, tmp_path)
+    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
+    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
+    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
+    (two / "b.txt").write_text("done\n")
+    (two / "shared.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
+    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    (one / "a.txt").write_text("done\n")
+    (one / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))  # git won't move
+    result = shiftkit(one, "finish", "-m", "make F001 work", env=env_one)
+    assert result.returncode == 0, result.output
+    assert "caught up first" not in result.output
+    assert len(merges(bare)) == 1  # the lost race, merged and judged as before
+    assert git_ok(bare, "show", "main:shared.txt").splitlines()[::6] == ["LINE 1", "LINE 7"]
+    assert all(item["passes"] is True for item in remote_list(bare))
+    assert remote_claims(bare) == []
+
+
+def test_a_revert_behind_the_remote_records_its_attempt_on_the_tip(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
+    one, two = clones(bare, tmp_path)
+    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
+    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
+    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
+    (two / "b.txt").write_text("done\n")
+    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    (one / "wrong.txt").write_text("not it\n")
+    result = shiftkit(one, "revert", "--reason", "the file never appears", env=env_one)
+    assert result.returncode == 0, result.output
+    assert "then fast-forwarded to the remote's tip (1 new)" in result.output
+    assert merges(bare) == []  # the attempt's record sits on the teammate's commit
+    assert git_ok(bare, "log", "-1", "--format=%s", "main~1").startswith("F002:")
+    listing = {item["id"]: item for item in remote_list(bare)}
+    assert listing["F002"]["passes"] is True and listing["F001"]["attempts"] == 1
+    assert remote_claims(bare) == []
