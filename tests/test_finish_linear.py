@@ -22,20 +22,32 @@ def clones(bare: Path, tmp_path: Path) -> tuple[Path, Path]:
     return places[0], places[1]
 
 
+ONE, TWO = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
+
+
+def both_claim_two_finishes(
+    scaffold: Path, tmp_path: Path, two_also: dict[str, str] | None = None
+) -> tuple[Path, Path, Path]:
+    """Two clones of one remote claim F001 and F002; two finishes F002 (writing
+    ``two_also`` too) while one still works: (remote, one, two)."""
+    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
+    one, two = clones(bare, tmp_path)
+    assert shiftkit(one, "claim", "F001", env=ONE).returncode == 0
+    assert shiftkit(two, "claim", "F002", env=TWO).returncode == 0
+    for name, text in {"b.txt": "done\n", **(two_also or {})}.items():
+        (two / name).write_text(text)
+    assert shiftkit(two, "finish", "-m", "make F002 work", env=TWO).returncode == 0
+    return bare, one, two
+
+
 def merges(bare: Path) -> list[str]:
     return git_ok(bare, "log", "--merges", "--format=%s", "main").splitlines()
 
 
 def test_a_finish_behind_the_remote_lands_on_its_tip(scaffold: Path, tmp_path: Path) -> None:
-    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
-    one, two = clones(bare, tmp_path)
-    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
-    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
-    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
-    (two / "b.txt").write_text("done\n")
-    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    bare, one, _ = both_claim_two_finishes(scaffold, tmp_path)
     (one / "a.txt").write_text("done\n")
-    result = shiftkit(one, "finish", "-m", "make F001 work", env=env_one)
+    result = shiftkit(one, "finish", "-m", "make F001 work", env=ONE)
     assert result.returncode == 0, result.output
     assert "caught up first: fast-forwarded main to origin/main under your changes" in (
         result.output
@@ -55,17 +67,11 @@ def test_when_the_teammate_changed_the_same_file_the_race_is_merged(
     (scaffold / "shared.txt").write_text("".join(lines))
     git_ok(scaffold, "add", "shared.txt")
     git_ok(scaffold, "commit", "-q", "-m", "A file both agents will change")
-    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
-    one, two = clones(bare, tmp_path)
-    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
-    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
-    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
-    (two / "b.txt").write_text("done\n")
-    (two / "shared.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
-    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    changed = {"shared.txt": "".join(["LINE 1\n", *lines[1:]])}
+    bare, one, _ = both_claim_two_finishes(scaffold, tmp_path, changed)
     (one / "a.txt").write_text("done\n")
     (one / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))  # git won't move
-    result = shiftkit(one, "finish", "-m", "make F001 work", env=env_one)
+    result = shiftkit(one, "finish", "-m", "make F001 work", env=ONE)
     assert result.returncode == 0, result.output
     assert "caught up first" not in result.output
     assert len(merges(bare)) == 1  # the lost race, merged and judged as before
@@ -77,15 +83,9 @@ def test_when_the_teammate_changed_the_same_file_the_race_is_merged(
 def test_a_revert_behind_the_remote_records_its_attempt_on_the_tip(
     scaffold: Path, tmp_path: Path
 ) -> None:
-    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
-    one, two = clones(bare, tmp_path)
-    env_one, env_two = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
-    assert shiftkit(one, "claim", "F001", env=env_one).returncode == 0
-    assert shiftkit(two, "claim", "F002", env=env_two).returncode == 0
-    (two / "b.txt").write_text("done\n")
-    assert shiftkit(two, "finish", "-m", "make F002 work", env=env_two).returncode == 0
+    bare, one, _ = both_claim_two_finishes(scaffold, tmp_path)
     (one / "wrong.txt").write_text("not it\n")
-    result = shiftkit(one, "revert", "--reason", "the file never appears", env=env_one)
+    result = shiftkit(one, "revert", "--reason", "the file never appears", env=ONE)
     assert result.returncode == 0, result.output
     assert "then fast-forwarded to the remote's tip (1 new)" in result.output
     assert merges(bare) == []  # the attempt's record sits on the teammate's commit

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import git_ok, ok, shiftkit, write
+from conftest import Result, git_ok, ok, shiftkit, write
 from teams import finished_on_remote, remote_claims, remote_list, team_project
 
 from shiftkit.core import loop
@@ -64,21 +64,17 @@ def work_done(tmp_path: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def team_run(scaffold: Path, tmp_path: Path, *options: str) -> Result:
+    command = agent_command(tmp_path)
+    return shiftkit(
+        scaffold, "run", "--agent", command, "--clones", str(tmp_path / "agents"), *options
+    )
+
+
 def test_three_agents_finish_the_list_each_feature_once(scaffold: Path, tmp_path: Path) -> None:
     bare = team_project(scaffold, tmp_path, NAMES)
     clones = tmp_path / "agents"
-    result = shiftkit(
-        scaffold,
-        "run",
-        "--agent",
-        agent_command(tmp_path),
-        "--parallel",
-        "3",
-        "--clones",
-        str(clones),
-        "--max-sessions",
-        "6",
-    )
+    result = team_run(scaffold, tmp_path, "--parallel", "3", "--max-sessions", "6")
     assert result.returncode == 0, result.output
     assert "Traceback" not in result.output
     assert all(item["passes"] is True for item in remote_list(bare)), result.output
@@ -98,16 +94,7 @@ def test_three_agents_finish_the_list_each_feature_once(scaffold: Path, tmp_path
         assert url == str(bare)
         assert (clones / name / ".git" / "hooks" / "pre-commit").exists()
     # a second run reuses the clones and stops at once: everything passes
-    again = shiftkit(
-        scaffold,
-        "run",
-        "--agent",
-        agent_command(tmp_path),
-        "--parallel",
-        "3",
-        "--clones",
-        str(clones),
-    )
+    again = team_run(scaffold, tmp_path, "--parallel", "3")
     assert again.returncode == 0, again.output
     assert "(0 made now, 3 reused)" in again.output
 
@@ -138,16 +125,7 @@ def test_a_loop_never_spends_a_session_on_features_a_teammate_holds(
 def test_agents_wait_while_a_clone_outside_holds_the_rest(scaffold: Path, tmp_path: Path) -> None:
     bare = team_project(scaffold, tmp_path, NAMES[:2])
     ok(scaffold, "claim", "F002")  # the person's clone holds F002
-    result = shiftkit(
-        scaffold,
-        "run",
-        "--agent",
-        agent_command(tmp_path),
-        "--parallel",
-        "2",
-        "--clones",
-        str(tmp_path / "agents"),
-    )
+    result = team_run(scaffold, tmp_path, "--parallel", "2")
     assert result.returncode == loop.ALL_CLAIMED, result.output
     assert "every feature left is claimed (F002 by session " in result.output
     assert [w["feature"] for w in work_done(tmp_path)] == ["F001"]
@@ -169,9 +147,7 @@ def test_the_teams_budget_stops_every_agent_and_nothing_is_lost(
 ) -> None:
     bare = team_project(scaffold, tmp_path, NAMES)
     clones = tmp_path / "agents"
-    command = agent_command(tmp_path)
-    team = ("run", "--agent", command, "--parallel", "2", "--clones", str(clones))
-    result = shiftkit(scaffold, *team, "--budget-tokens", "1500")
+    result = team_run(scaffold, tmp_path, "--parallel", "2", "--budget-tokens", "1500")
     assert result.returncode == loop.BUDGET, result.output
     assert "the token budget is spent" in result.output and "all agents" in result.output
     # a claim left is one whose finished commit waits in its clone, nothing else
@@ -180,7 +156,7 @@ def test_the_teams_budget_stops_every_agent_and_nothing_is_lost(
     passing = sum(1 for item in remote_list(bare) if item["passes"] is True)
     assert 1 < passing < 7, result.output
     # the next run, without a budget, publishes what waited and finishes the rest, once each
-    again = shiftkit(scaffold, *team)
+    again = team_run(scaffold, tmp_path, "--parallel", "2")
     assert again.returncode == 0, result.output + again.output
     assert all(item["passes"] is True for item in remote_list(bare))
     assert finished_on_remote(bare) == [f"F{i:03d}" for i in range(1, len(NAMES) + 1)]
