@@ -106,7 +106,7 @@ def settle_decisions(
     answers = render.recorded_answers(destination)
     if str(answers.get("decisions", "")).strip() != doctree.AUTO:
         return None
-    folder = found.decisions_folder(destination)
+    folder = found.decisions_folder(destination, committed=True)
     as_copied = adopt.render(destination, answers, source=source, defaults=True)
     settled = adopt.render(
         destination, {**answers, "decisions": folder}, source=source, defaults=True

@@ -36,26 +36,39 @@ def trees(root: Path) -> tuple[doctree.Tree, ...]:
     return doctree.trees(sphinx_confs(root), mkdocs_text(root))
 
 
-def configured(root: Path) -> str | None:
+def configured(root: Path, committed: bool = False) -> str | None:
     """The folder an adopted repository's `.shiftkit.toml` names (None: not adopted, or no
-    readable setting): the setting stays the one source of where records are."""
+    readable setting): the setting stays the one source of where records are. ``committed``:
+    the file as HEAD holds it (a copy in progress has just written one of its own)."""
     from shiftkit.core import config
     from shiftkit.core.errors import ShiftkitError
 
-    path = root / config.CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    text: str | None
+    if committed:
+        from shiftkit.edge import gitio
+
+        head = gitio.head_oid(root) if root.is_dir() else None
+        text = (
+            None if head is None else gitio.read_blobs(root, [f"{head}:./{config.CONFIG_FILE}"])[0]
+        )
+    else:
+        try:
+            text = (root / config.CONFIG_FILE).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = None
+    if text is None:
         return None
     try:
-        return config.parse(text, str(path)).decisions
+        folder = config.parse(text, config.CONFIG_FILE).decisions
     except ShiftkitError:
         return None
+    return None if folder.strip() == doctree.AUTO else folder
 
 
-def decisions_folder(root: Path, answer: str = doctree.AUTO) -> str:
+def decisions_folder(root: Path, answer: str = doctree.AUTO, committed: bool = False) -> str:
     """The folder for decision records at ``root``: ``answer`` when it names one; for
-    `auto`, the adopted setting, else docs/decisions unless a documentation tool reads it."""
+    `auto`, the adopted setting (``committed``: as HEAD holds it), else docs/decisions
+    unless a documentation tool reads it."""
     if answer.strip() and answer.strip() != doctree.AUTO:
         return doctree.normalise(answer)
-    return configured(root) or doctree.choose(trees(root))
+    return configured(root, committed) or doctree.choose(trees(root))
