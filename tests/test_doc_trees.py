@@ -227,7 +227,9 @@ def test_structlogs_sphinx_build_passes_after_adoption(
     bin_dir = sphinx_venv(archive, STRUCTLOG)
     root = unpack(archive, tmp_path, STRUCTLOG)
     before = sphinx_build(bin_dir, root, tmp_path / "before")
-    assert "Traceback" not in before.output, before.output[-3000:]
+    # (their build itself runs: warnings at most, no extension failing, no crash)
+    assert "Exception occurred" not in before.output, before.output[-3000:]
+    assert "Extension error" not in before.output, before.output[-3000:]
 
     done = shiftkit(root, "new", ".", "--defaults")
     assert done.returncode == 0, done.output
