@@ -389,7 +389,27 @@ CONSTRUCTS = {
     + USER_REPO
     + "    hooks:\n      - id: a\n\n"
     + "default_language_version:\n  python: python3\n",
+    # (these four passed at adoption and at the update from the start: the text merge keeps them)
+    "a comment after the list": "repos:\n" + USER_REPO + "    hooks:\n      - id: a\n# the end\n",
+    "a block scalar": "repos:\n  - repo: local\n    hooks:\n      - id: a\n        name: a\n"
+    + "        entry: |\n          sh -c 'x'\n        language: system\n",
+    "an anchor and its alias": "x-common: &common\n  language: system\nrepos:\n  - repo: local\n"
+    + "    hooks:\n      - id: a\n        name: a\n        entry: a\n        <<: *common\n",
+    "escapes in quotes": "repos:\n  - repo: local\n    hooks:\n      - id: a\n"
+    + "        name: 'it''s'\n        entry: \"a\\tb\"\n        language: system\n",
 }
+
+
+def lines_kept(user: str, merged: str) -> list[str]:
+    """The user's lines not found in ``merged`` in their order (each found after the last)."""
+    rest = merged.splitlines()
+    missing = []
+    for line in user.splitlines():
+        if line in rest:
+            rest = rest[rest.index(line) + 1 :]
+        else:
+            missing.append(line)
+    return missing
 
 
 @pytest.mark.parametrize("construct", CONSTRUCTS)
@@ -398,11 +418,32 @@ def test_every_line_of_the_users_config_survives(construct: str) -> None:
     the result means what the round trip means (shiftkit's hooks, the minimum version)."""
     user = CONSTRUCTS[construct]
     merged = merge_pre_commit_config(user, OURS_YAML, ".pre-commit-config.yaml")
-    kept = iter(merged.splitlines())
-    missing = [line for line in user.splitlines() if not any(line == seen for seen in kept)]
+    missing = lines_kept(user, merged)
     assert not missing, (missing, merged)
     loaded = safe_load(merged)
     ids = {hook["id"] for repo in loaded["repos"] for hook in repo["hooks"]}
     assert ids >= SHIFTKIT_IDS
     assert loaded["minimum_pre_commit_version"] == "4.4.0"
     assert merge_pre_commit_config(merged, OURS_YAML, ".pre-commit-config.yaml") == merged
+
+
+@pytest.mark.parametrize("construct", CONSTRUCTS)
+def test_every_line_survives_an_update_that_changes_shiftkits_entries(construct: str) -> None:
+    """The other merge shiftkit does into the file: `copier update` (or `recopy`) with
+    shiftkit's entries there and changed — the hooks moved from `local` to the hook repository
+    and back. Before, that fell to the round trip, which dropped `---`, `...`, the comment
+    above the marker and after the list, a blank line and respelled a flow mapping; now
+    shiftkit's entries are replaced where they stand and every user line stays."""
+    user = CONSTRUCTS[construct]
+    adopted = merge_pre_commit_config(user, OURS_YAML, ".pre-commit-config.yaml")
+    repository = rendered_pre_commit_config("repository")
+    moved = merge_pre_commit_config(adopted, repository, ".pre-commit-config.yaml")
+    back = merge_pre_commit_config(moved, OURS_YAML, ".pre-commit-config.yaml")
+    for merged, ours in ((moved, repository), (back, OURS_YAML)):
+        missing = lines_kept(user, merged)
+        assert not missing, (missing, merged)
+        loaded = safe_load(merged)
+        mine = [repo for repo in loaded["repos"] if {h["id"] for h in repo["hooks"]} & SHIFTKIT_IDS]
+        assert mine == safe_load(ours)["repos"]  # shiftkit's entries, as the template has them
+        assert merge_pre_commit_config(merged, ours, ".pre-commit-config.yaml") == merged
+    assert back == adopted  # (there and back: the same bytes)

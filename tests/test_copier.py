@@ -42,7 +42,10 @@ def change_template(source: Path, tag: str) -> None:
     log.write_text(log.read_text().replace("Goal: {{ goal }}", "Goal: {{ goal }}\nMotto: v2"))
     listing = source / "template" / "features.json"
     listing.write_text(listing.read_text().replace("The environment builds", "The env builds"))
-    index = source / "template" / "docs" / "decisions" / "README.md"
+    # (the records' folder is the `decisions` answer: decision 0107)
+    index = (
+        source / "template" / "{% if decisions != 'auto' %}{{ decisions }}{% endif %}" / "README.md"
+    )
     index.write_text(index.read_text() + "- (template v2 line)\n")
     write(source / "template" / "docs" / "RUNBOOK.md", "# Runbook (template v2)\n")
     git_ok(source, "add", "-A")

@@ -27,14 +27,26 @@ def is_adoption(destination: Path) -> bool:
 
 
 def render(
-    destination: Path, data: dict[str, object], *, source: rendering.Source, defaults: bool
+    destination: Path,
+    data: dict[str, object],
+    *,
+    source: rendering.Source,
+    defaults: bool,
+    user_defaults: dict[str, object] | None = None,
 ) -> dict[str, tuple[bytes, int]]:
-    """The template's files as they would be in ``destination``: path -> (content, mode)."""
+    """The template's files as they would be in ``destination``: path -> (content, mode)
+    (``user_defaults``: the questions' defaults there, e.g. the decision records' folder)."""
     with tempfile.TemporaryDirectory(prefix="shiftkit-adopt-") as scratch:
         # The folder's name is the project name's default, so render under the same name.
         target = Path(scratch) / destination.name
         rendering.copy_template(
-            target, data, source=source, defaults=defaults, quiet=True, skip_tasks=True
+            target,
+            data,
+            source=source,
+            defaults=defaults,
+            quiet=True,
+            skip_tasks=True,
+            user_defaults=user_defaults,
         )
         return {
             path.relative_to(target).as_posix(): (path.read_bytes(), path.stat().st_mode & 0o7777)
@@ -97,6 +109,7 @@ def adopt(
     quiet: bool = False,
     rendered: dict[str, tuple[bytes, int]] | None = None,
     template_line: Callable[[], str] | None = None,
+    user_defaults: dict[str, object] | None = None,
 ) -> None:
     """``destination``: an existing, non-empty directory; a repository's tree must be clean
     (checked by the caller, before this). ``rendered``: the template's files, when the caller
@@ -110,7 +123,9 @@ def adopt(
             "`git config --global user.name NAME` and `git config --global user.email EMAIL`"
         )
     if rendered is None:
-        rendered = render(destination, data, source=source, defaults=defaults)
+        rendered = render(
+            destination, data, source=source, defaults=defaults, user_defaults=user_defaults
+        )
     existing, odd = what_is_there(destination, sorted(rendered))
     steps = adoption.plan(
         {name: content for name, (content, _) in rendered.items()},

@@ -45,12 +45,18 @@ def template_paths(destination: Path) -> set[str]:
     import jinja2
     import yaml
 
+    from shiftkit.core import doctree
+
     answers_file = destination / ".copier-answers.yml"
     try:
         answers = yaml.safe_load(answers_file.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError):
         answers = {}
-    context = {**answers, "_copier_conf": {"answers_file": ".copier-answers.yml"}}
+    context = {
+        "decisions": doctree.DEFAULT,  # (a project made before the question: decision 0107)
+        **answers,
+        "_copier_conf": {"answers_file": ".copier-answers.yml"},
+    }
     base = template_root() / "template"
     paths = {".copier-answers.yml"}
     for path in base.rglob("*"):

@@ -51,6 +51,7 @@ def new(
         answers = {**render.recorded_answers(destination), **answers}
     from shiftkit.commands import adopt
 
+    folder = decisions_default(destination, answers, quiet)
     if adopt.is_adoption(destination):
         # No task runs (the adoption renders into a scratch folder): the line is said here.
         local = Path(source.path) if Path(source.path).is_dir() else None
@@ -62,6 +63,7 @@ def new(
             quiet=quiet,
             source=source,
             template_line=lambda: render.recorded_line(destination, local, source.vcs_ref),
+            user_defaults=folder,
         )
     else:
         # copier's "Copying from template version" line is dropped; the task says which.
@@ -74,8 +76,29 @@ def new(
             defaults=defaults,
             quiet=quiet,
             overwrite=overwrite,
-            user_defaults=offer,
+            user_defaults={**offer, **folder},
         )
+
+
+def decisions_default(
+    destination: Path, answers: dict[str, object], quiet: bool
+) -> dict[str, object]:
+    """The decision records' folder for this destination (decision 0107): an answer of
+    `auto` is settled here (in ``answers``); with no answer, the folder detected is returned
+    as the question's default, and said when it is not docs/decisions."""
+    from shiftkit.core import doctree
+    from shiftkit.edge import doctree as found
+
+    answered = str(answers.get("decisions", "")).strip()
+    folder = found.decisions_folder(destination, answered or doctree.AUTO)
+    if answered:
+        answers["decisions"] = folder
+        return {}
+    if not quiet and folder != doctree.DEFAULT and found.configured(destination) is None:
+        line = doctree.why(found.trees(destination))
+        if line:
+            print(line, file=sys.stderr, flush=True)
+    return {"decisions": folder}
 
 
 def signing_offer(cwd: Path) -> dict[str, object]:

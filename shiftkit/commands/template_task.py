@@ -54,17 +54,19 @@ def run(
         line = render.recorded_line(destination, Path(template) if template else None, ref)
         print(line, file=sys.stderr, flush=True)
     source = render.Source(template, ref or None, True, _recorded_origin(destination, ref))
+    settled = settle_decisions(destination, source, quiet) if operation == "copy" else None
     answers = render.recorded_answers(destination)
     if operation == "copy" and (not top or gitio.head_oid(destination) is None):
         if lacking_shiftkit(destination):  # a folder with files of the user's: copier kept them
             merge_into(
-                destination, adopt.render(destination, answers, source=source, defaults=True)
+                destination,
+                settled or adopt.render(destination, answers, source=source, defaults=True),
             )
         bootstrap.bootstrap(destination, features_import)
         if not quiet:
             print(bootstrap.ready_message(destination))
         return
-    rendered = adopt.render(destination, answers, source=source, defaults=True)
+    rendered = settled or adopt.render(destination, answers, source=source, defaults=True)
     adopted = gitio.read_blobs(destination, [f"HEAD:{CONFIG_FILE}"])[0] is not None
     if operation == "update" or adopted:
         merge_into(destination, rendered)
@@ -89,6 +91,58 @@ def run(
         )
     data: dict[str, object] = {**answers, "features_import": features_import}
     adopt.adopt(destination, data, source=source, defaults=True, rendered=rendered, quiet=quiet)
+
+
+def settle_decisions(
+    destination: Path, source: render.Source, quiet: bool
+) -> dict[str, tuple[bytes, int]] | None:
+    """A copy answered `decisions: auto` (the default: copier cannot look at the destination)
+    rendered no decision records and named no folder. Here the folder is chosen as `shiftkit
+    new` chooses it (decision 0107), recorded in the answers file for `copier update`, and
+    the files copier wrote re-rendered with it. Returns that render (None: nothing to do)."""
+    from shiftkit.core import doctree
+    from shiftkit.edge import doctree as found
+
+    answers = render.recorded_answers(destination)
+    if str(answers.get("decisions", "")).strip() != doctree.AUTO:
+        return None
+    folder = found.decisions_folder(destination, committed=True)
+    as_copied = adopt.render(destination, answers, source=source, defaults=True)
+    settled = adopt.render(
+        destination, {**answers, "decisions": folder}, source=source, defaults=True
+    )
+    _record_answer(destination, "decisions", folder)
+    for path, (content, mode) in settled.items():
+        target = destination / path
+        before = as_copied.get(path)
+        if path == ANSWERS_FILE or target.is_symlink():
+            continue
+        if before is None and not target.exists():  # (the records: copier rendered none)
+            atomic_write(target, content)
+            target.chmod(mode)
+        elif before is not None and before[0] != content and _holds(target, before[0]):
+            atomic_write(target, content)  # copier's own file, naming the folder now
+    line = doctree.why(found.trees(destination))
+    if line and not quiet and folder != doctree.DEFAULT:
+        print(line, file=sys.stderr, flush=True)
+    return settled
+
+
+def _holds(target: Path, content: bytes) -> bool:
+    return target.is_file() and target.read_bytes() == content
+
+
+def _record_answer(destination: Path, key: str, value: str) -> None:
+    """Set one answer's line in copier's answers file, the rest as copier wrote it."""
+    import re
+
+    import yaml
+
+    answers = destination / ANSWERS_FILE
+    text = answers.read_text(encoding="utf-8")
+    line = yaml.safe_dump({key: value}, allow_unicode=True).rstrip("\n")
+    fixed, count = re.subn(rf"(?m)^{re.escape(key)}:.*$", lambda _: line, text, count=1)
+    atomic_write(answers, fixed if count else text.rstrip("\n") + "\n" + line + "\n")
 
 
 def _recorded_origin(destination: Path, ref: str) -> dict[str, str]:

@@ -297,6 +297,8 @@ def merge_pre_commit_config(existing: str, ours: str, name: str) -> str:
     # the text, and taken only when it means exactly what the round trip means (a document
     # marker, a comment above it, a flow mapping the dump would respell all survive).
     inserted = insert_pre_commit_entries(existing, ours)
+    if inserted is None:  # shiftkit's entries there already: replaced where they stand
+        inserted = replace_pre_commit_entries(existing, ours, shiftkit_hook_ids(template))
     if inserted is not None and plain(_load_yaml(_yaml(inserted), inserted, name)) == plain(doc):
         return inserted
     return dumped
@@ -339,6 +341,71 @@ def insert_pre_commit_entries(existing: str, ours: str) -> str | None:
     if block is None:
         return None
     out = lines[: last + 1] + block + lines[last + 1 :]
+    minimum = _template_minimum_line(ours)
+    if minimum is not None:
+        raised = _with_minimum(out, minimum)
+        if raised is None:
+            return None
+        out = raised
+    return "".join(out)
+
+
+def replace_pre_commit_entries(existing: str, ours: str, ids: set[str]) -> str | None:
+    """``existing`` with shiftkit's repo entries (items of its block `repos:` list whose hooks
+    are all shiftkit's, ``ids``) replaced by the template's, where the first one stood, and
+    the minimum version raised — every other byte as it was (a `copier update` that changes
+    shiftkit's entries, e.g. the hooks moved from `local` to the hook repository). None where
+    the text is not that shape: the round trip then does it."""
+    import yaml
+
+    lines = existing.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    tops = [(n, m.group(1)) for n, line in enumerate(lines) if (m := _TOP_KEY.match(line))]
+    if [name for _, name in tops].count("repos") != 1:
+        return None
+    if sum(1 for line in lines if line.rstrip() == "---") > 1:
+        return None
+    at = dict((name, n) for n, name in tops)["repos"]
+    if lines[at].split(":", 1)[1].strip().split("#")[0].strip():
+        return None  # (flow style)
+    following = [n for n, _ in tops if n > at]
+    end = following[0] if following else len(lines)
+    ends = [n for n in range(at + 1, end) if lines[n].rstrip() == "..."]
+    end = ends[0] if ends else end
+    starts = [n for n in range(at + 1, end) if lines[n].lstrip().startswith("- ")]
+    if not starts:
+        return None
+    indent = len(lines[starts[0]]) - len(lines[starts[0]].lstrip())
+    starts = [n for n in starts if len(lines[n]) - len(lines[n].lstrip()) == indent]
+    spans = []
+    for number, start in enumerate(starts):
+        stop = starts[number + 1] if number + 1 < len(starts) else end
+        content = [
+            n
+            for n in range(start, stop)
+            if lines[n].strip() and not lines[n].lstrip().startswith("#")
+        ]
+        spans.append((start, content[-1] + 1))  # (comments and blank lines after: the user's)
+    ours_at: list[tuple[int, int]] = []
+    for start, stop in spans:
+        try:
+            item = yaml.safe_load("".join(line[indent:] for line in lines[start:stop]))
+        except yaml.YAMLError:
+            return None
+        repo = item[0] if isinstance(item, list) and len(item) == 1 else None
+        hooks = repo.get("hooks") if isinstance(repo, dict) else None
+        found = {str(h.get("id")) for h in hooks or () if isinstance(h, dict)}
+        if found and found <= ids:
+            ours_at.append((start, stop))
+        elif found & ids:
+            return None  # (a user's entry holding one of shiftkit's hooks)
+    block = _template_repo_lines(ours, indent)
+    if not ours_at or block is None:
+        return None
+    out = lines[: ours_at[0][0]] + block
+    for (_, stop), (start, _) in zip(ours_at, [*ours_at[1:], (len(lines), 0)], strict=True):
+        out += lines[stop:start]
     minimum = _template_minimum_line(ours)
     if minimum is not None:
         raised = _with_minimum(out, minimum)
