@@ -83,14 +83,19 @@ def test_a_won_race_is_told_as_won(scaffold: Path, tmp_path: Path) -> None:
     """A `finish` whose push lost a race and then got through (its own judged sync, pushed
     again) said "pushing to origin was refused" first: now it says the remote moved on, what
     the sync did, and ends with where the commit is."""
+    lines = [f"line {i}\n" for i in range(1, 8)]
+    (scaffold / "shared.txt").write_text("".join(lines))  # (committed by `_machines`)
     bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
     ok(one, "claim", "F001")
     ok(two, "claim", "F002")
     _work(one, "one")
     git_ok(one, "add", "one.txt")
+    (one / "shared.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
     ok(one, "finish", "-m", "one works")
     _work(two, "two")
     git_ok(two, "add", "two.txt")
+    # (both changed shared.txt: git will not fast-forward under two's work, so it races)
+    (two / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))
     raced = ok(two, "finish", "-m", "two works").splitlines()
     assert not any("refused" in line for line in raced), raced
     moved = next(i for i, line in enumerate(raced) if "moved on meanwhile" in line)

@@ -561,7 +561,7 @@ def release(
     if feature_id is None or (own is not None and own.feature == feature_id):
         if own is None:
             raise Refused("this worktree holds no claim; `shiftkit claims` lists all claims")
-        if own.oid and own.oid in head_trailer(ctx, "Shiftkit-Claim"):
+        if own.oid and _finished_unpublished(ctx, own):
             # (released, the feature would be done again by someone else)
             raise Refused(
                 f"{own.feature} is finished here (HEAD is its commit) but not published; "
@@ -602,6 +602,17 @@ def release(
     session.forget(ctx.common_dir, held.oid)
     say(f"released {feature_id}, which was held by {holder(held)}")
     return 0
+
+
+def _finished_unpublished(ctx: Context, own: LocalClaim) -> bool:
+    """HEAD is the claim's finished commit and a claims remote's branch lacks it: released
+    now, the feature would be done again by someone else. (Without a claims remote, or once
+    the remote has it, there is nothing to publish.)"""
+    name, branch = ctx.config.claims.remote, gitio.branch(ctx.root)
+    if not name or branch is None or own.oid not in head_trailer(ctx, "Shiftkit-Claim"):
+        return False
+    counts = remote.divergence(ctx.root, name, branch)  # (fetched now)
+    return counts is None or counts[0] > 0
 
 
 def _drop_own(ctx: Context, own: LocalClaim) -> None:
