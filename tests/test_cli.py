@@ -178,7 +178,7 @@ BAD_INPUT = [
         None,  # a hidden question is shiftkit's to answer, and not offered as known
         ["new", "elsewhere", "--defaults", "--data", "template_origin=x"],
         2,
-        "known: ci, ci_install, code, goal, harnesses, hook_repository, hook_rev, hook_source, "
+        "known: ci, ci_install, code, decisions, goal, harnesses, hook_repository, hook_rev, hook_source, "
         "install_command, "
         "people_policy, people_signer, progress_file, project_name, smoke_command, "
         "start_command, verify_command",
