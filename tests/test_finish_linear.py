@@ -26,11 +26,14 @@ ONE, TWO = {"SHIFTKIT_SESSION": "s-one"}, {"SHIFTKIT_SESSION": "s-two"}
 
 
 def both_claim_two_finishes(
-    scaffold: Path, tmp_path: Path, two_also: dict[str, str] | None = None
+    scaffold: Path,
+    tmp_path: Path,
+    two_also: dict[str, str] | None = None,
+    first: str = "a.txt",
 ) -> tuple[Path, Path, Path]:
-    """Two clones of one remote claim F001 and F002; two finishes F002 (writing
-    ``two_also`` too) while one still works: (remote, one, two)."""
-    bare = team_project(scaffold, tmp_path, ["a.txt", "b.txt"])
+    """Two clones of one remote claim F001 (`test -f FIRST`) and F002; two finishes F002
+    (writing ``two_also`` too) while one still works: (remote, one, two)."""
+    bare = team_project(scaffold, tmp_path, [first, "b.txt"])
     one, two = clones(bare, tmp_path)
     assert shiftkit(one, "claim", "F001", env=ONE).returncode == 0
     assert shiftkit(two, "claim", "F002", env=TWO).returncode == 0
@@ -60,7 +63,7 @@ def test_a_finish_behind_the_remote_lands_on_its_tip(scaffold: Path, tmp_path: P
     assert remote_claims(bare) == []
 
 
-def test_when_the_teammate_changed_the_same_file_the_race_is_merged(
+def test_when_the_teammate_changed_the_same_file_the_race_is_replayed_on_its_tip(
     scaffold: Path, tmp_path: Path
 ) -> None:
     lines = [f"line {i}\n" for i in range(1, 8)]
@@ -73,11 +76,40 @@ def test_when_the_teammate_changed_the_same_file_the_race_is_merged(
     (one / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))  # git won't move
     result = shiftkit(one, "finish", "-m", "make F001 work", env=ONE)
     assert result.returncode == 0, result.output
-    assert "caught up first" not in result.output
-    assert len(merges(bare)) == 1  # the lost race, merged and judged as before
+    assert "caught up first" not in result.output  # (git would not move under the work)
+    assert "replayed F001's commit onto origin/main" in result.output
+    assert merges(bare) == []  # the lost race replayed on the tip and verified there
+    assert git_ok(bare, "log", "-1", "--format=%s", "main").startswith("F001:")
     assert git_ok(bare, "show", "main:shared.txt").splitlines()[::6] == ["LINE 1", "LINE 7"]
     assert all(item["passes"] is True for item in remote_list(bare))
     assert remote_claims(bare) == []
+
+
+def a_shared_file(scaffold: Path) -> tuple[dict[str, str], str]:
+    """A file both agents change (other lines), so git will not fast-forward under the
+    work: (two's change, one's)."""
+    lines = [f"line {i}\n" for i in range(1, 8)]
+    (scaffold / "shared.txt").write_text("".join(lines))
+    git_ok(scaffold, "add", "shared.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "A file both agents will change")
+    return {"shared.txt": "".join(["LINE 1\n", *lines[1:]])}, "".join([*lines[:-1], "LINE 7\n"])
+
+
+def test_a_race_whose_replay_fails_on_the_tip_is_merged_and_judged(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    theirs, ours = a_shared_file(scaffold)
+    two_also = {**theirs, "bad.txt": "F002 brings what F001 cannot stand\n"}
+    bare, one, _ = both_claim_two_finishes(scaffold, tmp_path, two_also, "a.txt -a ! -f bad.txt")
+    (one / "a.txt").write_text("done\n")
+    (one / "shared.txt").write_text(ours)
+    result = shiftkit(one, "finish", "-m", "make F001 work", env=ONE)
+    assert "F001: FAILED" in result.output  # on the replayed tree
+    assert "syncing instead (a merge, judged here)" in result.output
+    assert "F001 passes" not in result.output and "demoted there" in result.output
+    assert len(merges(bare)) == 1
+    listing = {item["id"]: item for item in remote_list(bare)}
+    assert listing["F002"]["passes"] is True and listing["F001"]["passes"] is not True
 
 
 def test_a_revert_behind_the_remote_records_its_attempt_on_the_tip(

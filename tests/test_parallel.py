@@ -168,11 +168,12 @@ def test_done_means_on_the_remote(scaffold: Path, tmp_path: Path) -> None:
     assert "claim released" in ok(one, "finish", "-m", "part one works")
     assert set(_server_claims(bare)) == {"F002"}
     # two's push loses the race (one pushed first, and both changed shared.txt, so git will
-    # not fast-forward under two's work): finish catches up through the judged sync itself
-    # and pushes again (issue 29.3), so finished means on the remote.
+    # not fast-forward under two's work): finish replays its commit onto the remote's tip,
+    # verified there (decision 0114), and pushes again (issue 29.3): finished means on the
+    # remote.
     raced = ok(two, "finish", "-m", "part two works")
-    assert "origin/main moved on meanwhile: syncing" in raced
-    assert "released F002" in raced and raced.rstrip().endswith("claim released")
+    assert "replayed F002's commit onto origin/main" in raced
+    assert raced.rstrip().endswith("pushed to origin after catching up; claim released")
     assert _server_claims(bare) == {}
     # The remote holds both flips and both log entries, and no claims; a fresh clone of it
     # passes `audit --reverify` (verifiers re-run in clean checkouts).

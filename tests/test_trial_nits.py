@@ -82,7 +82,7 @@ def test_cost_and_show_say_one_number_of_attempts(scaffold: Path) -> None:
 def test_a_won_race_is_told_as_won(scaffold: Path, tmp_path: Path) -> None:
     """A `finish` whose push lost a race and then got through (its own judged sync, pushed
     again) said "pushing to origin was refused" first: now it says the remote moved on, what
-    the sync did, and ends with where the commit is."""
+    the catch-up did (the commit replayed onto the tip), and ends with where the commit is."""
     lines = [f"line {i}\n" for i in range(1, 8)]
     (scaffold / "shared.txt").write_text("".join(lines))  # (committed by `_machines`)
     bare, (one, two) = _machines(scaffold, tmp_path, ("one", "two"))
@@ -99,8 +99,8 @@ def test_a_won_race_is_told_as_won(scaffold: Path, tmp_path: Path) -> None:
     raced = ok(two, "finish", "-m", "two works").splitlines()
     assert not any("refused" in line for line in raced), raced
     moved = next(i for i, line in enumerate(raced) if "moved on meanwhile" in line)
-    synced = next(i for i, line in enumerate(raced) if line.startswith("synced main"))
-    assert moved < synced == len(raced) - 2, raced
+    replayed = next(i for i, line in enumerate(raced) if line.startswith("replayed F002's"))
+    assert moved < replayed == len(raced) - 3 and raced[-2] == "pushed to origin", raced
     assert "another clone pushed first" in raced[moved], raced
     assert raced[-1].endswith("pushed to origin after catching up; claim released"), raced
     head = git_ok(two, "rev-parse", "HEAD").strip()

@@ -48,14 +48,14 @@ def catch_up(
     if gitio.head_oid(ctx.root) == there:
         return "already up to date with"
     if is_ancestor(ctx, "HEAD", tracking):  # behind only
-        _judge_incoming(ctx, name, branch, tracking, say, jobs)
+        judge_incoming(ctx, name, branch, tracking, say, jobs)
         _fast_forward(ctx, name, branch, tracking)
         if for_claim:
             say(f"caught up first: fast-forwarded {branch} to {name}/{branch}")
         return "fast-forwarded to"
     if is_ancestor(ctx, tracking, "HEAD"):  # ahead only
         return "pushed to"
-    _judge_incoming(ctx, name, branch, tracking, say, jobs)
+    judge_incoming(ctx, name, branch, tracking, say, jobs)
     _merge(ctx, name, branch, tracking, say)
     if for_claim:
         problem = remote.push_branch(ctx.root, name, branch)
@@ -104,7 +104,7 @@ def only_behind(ctx: Context, say: Say) -> int:
     if counts is None or counts[0] or not counts[1]:
         return 0  # up to date, ahead, or diverged: the commit's publication handles it
     tracking = remote.tracking_ref(name, branch)
-    _judge_incoming(ctx, name, branch, tracking, say)
+    judge_incoming(ctx, name, branch, tracking, say)
     moved = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
     return counts[1] if moved.returncode == 0 else 0
 
@@ -118,7 +118,7 @@ def is_ancestor(ctx: Context, older: str, newer: str) -> bool:
     return proc.returncode == 0
 
 
-def _judge_incoming(
+def judge_incoming(
     ctx: Context, name: str, branch: str, tracking: str, say: Say, jobs: int | None = None
 ) -> None:
     """The remote's commits are judged here before the branch moves onto them: every flip
@@ -145,7 +145,7 @@ def _judge_incoming(
 
 def _fast_forward(ctx: Context, name: str, branch: str, tracking: str) -> None:
     """Behind only: the branch moves to the remote's commits, judged here just before
-    (`_judge_incoming`), through the reference-transaction hook like any update."""
+    (`judge_incoming`), through the reference-transaction hook like any update."""
     proc = gitio.run(["merge", "--ff-only", "--quiet", tracking], ctx.root, check=False)
     if proc.returncode != 0:
         from shiftkit.core import gitmsg

@@ -31,7 +31,9 @@ def finish(
 ) -> int:
     held = require_claim(ctx, "finish")
     if _already_committed(ctx, held):
-        ending = release(ctx, publish.publish(ctx, held, gitio.head_oid(ctx.root) or "", say))
+        ending = release(
+            ctx, publish.publish(ctx, held, gitio.head_oid(ctx.root) or "", say).ending
+        )
         say(f"{held.feature} was already committed at HEAD; {ending}")
         return claiming.exit_when_published(ctx, held, say)
     held = catch_up.under_the_work(ctx, held, say)
@@ -41,13 +43,30 @@ def finish(
     plan = finish_plan.with_repairs(ctx, plan, verdict.repaired)
     finish_commit.say_unstaged(ctx, say)
     head = finish_commit.commit(ctx, plan, verdict, say)
-    ending = release(ctx, publish.publish(ctx, held, head, say))
-    say(_done_line(plan, verdict, head, ending))
+    published = publish.publish(ctx, held, head, say)
+    ending = release(ctx, published.ending)
+    if not _still_passes(ctx, plan.feature.id):
+        say(
+            f"{plan.feature.id} passed on its own tree (committed {short(published.commit)}) "
+            f"but fails where it was merged with the remote's commits, so it was demoted there "
+            f"(above); {ending} — claim it again to make the combination work"
+        )
+    else:
+        say(_done_line(plan, verdict, published.commit, ending))
     return claiming.exit_when_published(ctx, held, say)  # (1: not on the remote)
 
 
 def _already_committed(ctx: Context, held: LocalClaim) -> bool:
     return bool(held.oid) and held.oid in head_trailer(ctx, "Shiftkit-Claim")
+
+
+def _still_passes(ctx: Context, feature_id: str) -> bool:
+    """Whether HEAD's list (a merge after a lost race, perhaps) still marks it passing."""
+    from shiftkit.core import features
+    from shiftkit.edge.project import read_features_at
+
+    listed = read_features_at(ctx.root, "HEAD", ctx.config.features)
+    return listed is None or features.passes(listed, feature_id)
 
 
 def release(ctx: Context, ending: str) -> str:

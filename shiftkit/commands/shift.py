@@ -81,7 +81,7 @@ def _close_claim(ctx: Context, held: LocalClaim, say: Say) -> str:
     from shiftkit.commands import publish
 
     head = gitio.head_oid(ctx.root) or ""
-    ending = publish.publish(ctx, held, head, say)
+    ending = publish.publish(ctx, held, head, say).ending
     gate.last_failure_path(ctx).unlink(missing_ok=True)
     return ending
 

@@ -71,6 +71,11 @@ def work_tree_id(ctx: Context) -> str:
         real_index = ctx.git_dir / "index"
         if real_index.exists():
             atomic_write(Path(tmp_index), real_index.read_bytes())
+            # (the copy keeps the index's mtime: git trusts an entry's stat data only when it
+            # is older than the index, so a newer copy would take a file changed in the same
+            # second as the index was written for unchanged — "racy git")
+            seen = real_index.stat()
+            os.utime(tmp_index, ns=(seen.st_atime_ns, seen.st_mtime_ns))
         else:
             os.unlink(tmp_index)
         env = {"GIT_INDEX_FILE": tmp_index}

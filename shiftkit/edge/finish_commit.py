@@ -82,7 +82,7 @@ def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
         ledger.close_unit(ctx, plan.held, "passed")
         gitio.run(["add", "-A"], ctx.root)
         tree = gitio.write_tree(ctx.root)
-        _require_verified_tree(ctx, verdict.tree, tree)
+        require_verified_tree(ctx, verdict.tree, tree)
         current = read_features(ctx.project)
         for feature_id in (plan.feature.id, *plan.repaired):
             feature = current.get(feature_id)
@@ -90,14 +90,14 @@ def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
                 continue
             command = verify.cache_command(verifier_of(ctx, feature), ctx.config.verify_in)
             verify.record_pass(ctx.common_dir, tree, command)  # (the hooks' rule 4 evidence)
-        _carry_checkout_passes(ctx, current, [*verdict.checked, *plan.repaired], tree)
+        carry_checkout_passes(ctx, current, [*verdict.checked, *plan.repaired], tree)
         return make_commit(ctx, plan.message.replace("TREE", tree))
 
 
-def _carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], tree: str) -> None:
+def carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], tree: str) -> None:
     """The passes the gate found in temporary checkouts of the verified tree hold at the
     committed tree, which differs from it only in shiftkit's bookkeeping
-    (`_require_verified_tree`): recorded there, the publish gate finds them and runs
+    (`require_verified_tree`): recorded there, the publish gate finds them and runs
     nothing again (decision record 0075)."""
     from shiftkit.edge.gate import verifier_of
     from shiftkit.edge.regression import CHECKOUT
@@ -109,7 +109,7 @@ def _carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], t
             verify.record_pass(ctx.common_dir, tree, command)
 
 
-def _require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
+def require_verified_tree(ctx: Context, verified: str, committed: str) -> None:
     """The tree about to be committed must be the verified tree plus the bookkeeping files:
     something that changed the work tree meanwhile was not verified."""
     ours = bookkeeping(ctx)
