@@ -1,8 +1,10 @@
 """The night, measured: `shiftkit run --agent claude --parallel 3` with the real Claude Code CLI
 (pinned, tests/harnesses.py) against the scripted model on 127.0.0.1 (tests/model_server.py),
 on a 30-feature project whose features need a shared base (F002-F030 depend on F001 and
-their verifiers read its file). One session dies mid-feature (its agent hangs past
-`--session-timeout` with the feature half done). Then the remote is replayed commit by commit.
+their verifiers read its file). Three adversities (`script`): one session dies mid-feature
+(its agent hangs past `--session-timeout` with the feature half done), one makes a plain
+commit that breaks every feature, one drops its finished commit. Then the remote is replayed
+commit by commit.
 
 Run: python bench/night.py [--features N] [--agents K] [--timeout S]
 Prints: wall time, sessions, human steps (0: the run ended by itself with exit 0), commits on
@@ -21,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 import harnesses  # noqa: E402
 from _common import bench_env  # noqa: E402
-from model_server import ModelServer, Step, shell, shift  # noqa: E402
+from model_server import ModelServer, Step, history, shell, shift  # noqa: E402
 
 
 def sh(args: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> str:
@@ -68,18 +69,32 @@ def project(root: Path, n: int, env: dict[str, str]) -> tuple[Path, Path, dict[s
     return place, bare, work
 
 
-def script(work: dict[str, str], dies: str) -> Any:
-    """`shift`, but the first session that takes ``dies`` half does it and then hangs."""
+def script(work: dict[str, str], dies: str, breaks: str, abandons: str) -> Any:
+    """`shift`, with three adversities, each the first time its feature is taken: the
+    session on ``dies`` half does it and then hangs (past `--session-timeout`); the one on
+    ``breaks``, once its feature is finished, makes a plain commit that deletes the base every
+    other feature reads; the one on ``abandons`` drops its finished commit
+    (`git reset --hard HEAD~1`)."""
     base = shift(work)
-    hung = threading.Event()
+    done: set[str] = set()
+    after = {
+        breaks: "git rm -q base.txt && git commit -q -m 'Tidy: the base file is not needed'",
+        abandons: "git reset -q --hard HEAD~1",
+    }
 
     def next_step(server: ModelServer, body: dict[str, Any]) -> Step:
+        format_ = "anthropic" if "messages" in body else "responses"
+        calls, outputs = history(body)
+        claimed = next((f for f in work if outputs and f"claimed {f}" in outputs[0]), None)
+        if claimed in after and len(calls) == 3 and claimed not in done:
+            done.add(claimed)
+            return Step(calls=[shell(format_, after[claimed])], input_tokens=4200)
         step = base(server, body)
         for call in step.calls:
             command = str(call.input.get("command", "")) if isinstance(call.input, dict) else ""
-            if command == work[dies] and not hung.is_set():
-                hung.set()
-                return Step(calls=[shell("anthropic", f"{work[dies]} && sleep 3600")])
+            if command == work[dies] and dies not in done:
+                done.add(dies)
+                return Step(calls=[shell(format_, f"{work[dies]} && sleep 3600")])
         return step
 
     return next_step
@@ -125,8 +140,8 @@ def main() -> int:
     env = bench_env(home)
     place, bare, work = project(root, options.features, env)
     since = sh(["git", "rev-parse", "main"], bare, env).strip()
-    dies = f"F{min(10, options.features):03d}"
-    with ModelServer(script(work, dies)) as server:
+    dies, breaks, abandons = (f"F{min(k, options.features):03d}" for k in (10, 12, 18))
+    with ModelServer(script(work, dies, breaks, abandons)) as server:
         claude = harnesses.claude(server.url, root / "claude-home")
         run_env = {**env, **claude.env, "PATH": f"{claude.binary.parent}{os.pathsep}{env['PATH']}"}
         started = time.monotonic()
@@ -155,7 +170,11 @@ def main() -> int:
     sessions = sum(1 for x in lines if x.startswith("[agent-") and "] session " in x and " · " in x)
     replayed, lies = replay(bare, since, root, env)
     bookkeeping = (merges + remarks) / max(1, len(subjects))
-    print(f"night: {options.agents} agents, {options.features} features, one session dies")
+    print(
+        f"night: {options.agents} agents, {options.features} features; a session dies on "
+        f"{dies}, a plain commit after {breaks} deletes what every feature reads, the finished "
+        f"commit of {abandons} is dropped"
+    )
     print(f"  ended: exit {proc.returncode} ({lines[-1] if lines else 'no output'})")
     print(f"  wall time {wall:,.0f} s; {sessions} sessions; {passing}/{len(items)} passing")
     print(f"  human steps: {0 if proc.returncode == 0 else 'the run did not finish by itself'}")

@@ -125,3 +125,51 @@ def test_a_revert_behind_the_remote_records_its_attempt_on_the_tip(
     listing = {item["id"]: item for item in remote_list(bare)}
     assert listing["F002"]["passes"] is True and listing["F001"]["attempts"] == 1
     assert remote_claims(bare) == []
+
+
+def test_a_replay_re_marks_what_it_repairs_on_the_tip(scaffold: Path, tmp_path: Path) -> None:
+    """The team trial's shape: a plain commit deleted what F001 and F002 read; F002's
+    finish, on a base before it, lost its race and was demoted where it was merged. F001's
+    repair, racing too, is replayed onto that tip — and re-marks F002 in the replayed commit
+    (it said "`shiftkit sync` re-marks them" and left F002 demoted)."""
+    lines = [f"line {i}\n" for i in range(1, 8)]
+    (scaffold / "shared.txt").write_text("".join(lines))
+    git_ok(scaffold, "add", "shared.txt")
+    git_ok(scaffold, "commit", "-q", "-m", "A file every agent changes")
+    bare = team_project(scaffold, tmp_path, ["a.txt", "a.txt -a -f b.txt"])
+    one, two = clones(bare, tmp_path)
+    three = tmp_path / "three"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(three))
+    ok(three, "install-hooks", "--force")
+    THREE = {"SHIFTKIT_SESSION": "s-three"}
+    assert shiftkit(one, "claim", "F001", env=ONE).returncode == 0
+    (one / "a.txt").write_text("a\n")
+    assert shiftkit(one, "finish", "-m", "make F001 work", env=ONE).returncode == 0
+    assert shiftkit(three, "sync", env=THREE).returncode == 0
+    assert shiftkit(three, "claim", "F002", env=THREE).returncode == 0
+    # two tidies a.txt away in a plain commit and publishes it: F001 demoted on the remote
+    assert shiftkit(two, "sync", env=TWO).returncode == 0
+    git_ok(two, "rm", "-q", "a.txt")
+    (two / "shared.txt").write_text("".join(["LINE 1\n", *lines[1:]]))
+    git_ok(two, "commit", "-q", "-am", "Tidy: a.txt is not needed")
+    assert shiftkit(two, "sync", env=TWO).returncode == 0
+    assert {i["id"]: i["passes"] for i in remote_list(bare)}["F001"] is not True
+    # one takes F001 back from the tip; three's F002, on a base before the tidy, races
+    assert shiftkit(one, "sync", env=ONE).returncode == 0
+    assert shiftkit(one, "claim", "F001", env=ONE).returncode == 0
+    (three / "b.txt").write_text("b\n")
+    (three / "shared.txt").write_text("".join([*lines[:3], "LINE 4\n", *lines[4:]]))
+    three_done = shiftkit(three, "finish", "-m", "make F002 work", env=THREE)
+    assert "demoted there" in three_done.output, three_done.output
+    assert {i["id"]: i["passes"] for i in remote_list(bare)}["F002"] is not True
+    (one / "a.txt").write_text("a\n")
+    (one / "shared.txt").write_text("".join([*lines[:-1], "LINE 7\n"]))
+    repaired = shiftkit(one, "finish", "-m", "bring a.txt back", env=ONE)
+    assert repaired.returncode == 0, repaired.output
+    assert "re-marked F002 passing in the replayed commit" in repaired.output
+    assert "re-marks them" not in repaired.output
+    listing = {i["id"]: i["passes"] for i in remote_list(bare)}
+    assert listing["F001"] is True and listing["F002"] is True
+    message = git_ok(bare, "log", "-1", "--format=%B", "main")
+    assert message.startswith("F001: bring a.txt back") and "Re-marks F002 passing" in message
+    assert git_ok(bare, "log", "-1", "--format=%P", "main").count(" ") == 0  # not a merge

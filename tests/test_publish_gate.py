@@ -127,7 +127,9 @@ def _breaking_commit_demotes(bare: Path, subject: str, old: str, exact: bool = T
     log = git_ok(bare, "show", f"{new}:claude-progress.txt")
     entry = log.rsplit("demoted (regression)", 1)[1]
     if exact:
-        assert "it first fails at this commit (last passed at" in entry, entry
+        assert "it first fails at the commit this entry is in (its parent " in entry, entry
+        header_base = log.rsplit("demoted (regression) | ", 1)[1].split()[0]
+        assert f"(its parent {header_base} passed)" in entry, entry
     else:
         assert "it fails at this commit, and passes again at a later one" in entry, entry
     return new
@@ -439,7 +441,8 @@ def test_a_merge_that_keeps_its_own_side_over_the_remotes_work_is_gated(
     entry = git_ok(bare, "show", "main:claude-progress.txt").rsplit("demoted (regression)", 1)[1]
     # The merge itself is the commit that broke it: its side from the remote passed, its own
     # side never marked F001 (decision record 0093).
-    assert f"it first fails at this commit (last passed at {remote_side[:7]})" in entry, entry
+    assert "it first fails at the commit this entry is in (" in entry, entry
+    assert f"passed at {remote_side[:7]})" in entry or f"parent {remote_side[:7]} passed" in entry
     _log_names_only_published_commits(bare)
 
 

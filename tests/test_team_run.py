@@ -87,7 +87,8 @@ def test_three_agents_finish_the_list_each_feature_once(scaffold: Path, tmp_path
     assert "project: 7/7 passing on the remote" in result.output, result.output
     for name in ("agent-1", "agent-2", "agent-3"):
         assert f"[{name}] stopped: " in result.output
-    assert "stopped: all 7 features pass (checked at the remote's tip) — exit 0" in result.output
+    assert "stopped: all 7 features pass on the remote (agent-" in result.output
+    assert "re-ran every verifier at its HEAD) — exit 0" in result.output
     # the clones are ordinary clones of the remote, with shiftkit's hooks
     for name in ("agent-1", "agent-2", "agent-3"):
         url = git_ok(clones / name, "remote", "get-url", "origin").strip()
@@ -241,3 +242,30 @@ def test_a_merge_stopped_midway_leaves_nothing_a_person_must_clear(
     refused = shiftkit(scaffold, "run", "--agent", agent_command(tmp_path))
     assert refused.returncode == 1 and "the work tree is not clean" in refused.stderr
     assert (scaffold / "notes.txt").read_text() == "a person's notes\n"
+
+
+def test_a_plain_commit_left_in_a_clone_is_published_and_repaired(
+    scaffold: Path, tmp_path: Path
+) -> None:
+    """The night's adversity: an agent's plain commit deleted what F001 reads and its
+    sessions ended without publishing it. The loop publishes it first (`sync`: the gate
+    demotes F001 where it broke), so the team sees the break and an agent repairs it —
+    it used to wait with the commit stranded ("claimed elsewhere", F001 passing on the
+    remote and broken here). The person's clone holds F002 throughout."""
+    bare = team_project(scaffold, tmp_path, NAMES[:2])
+    ok(scaffold, "claim", "F001")
+    write(scaffold / "f1.txt", "done\n")
+    ok(scaffold, "finish", "-m", "make F001 work")
+    ok(scaffold, "claim", "F002")
+    clone = tmp_path / "clone"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
+    ok(clone, "install-hooks", "--force")
+    git_ok(clone, "rm", "-q", "f1.txt")
+    git_ok(clone, "commit", "-q", "-m", "Tidy: f1.txt is not needed")
+    result = shiftkit(clone, "run", "--agent", agent_command(tmp_path))
+    assert "published the 1 commit left here unpublished" in result.output, result.output
+    assert result.returncode == loop.ALL_CLAIMED, result.output  # (F002: the person's)
+    assert [w["feature"] for w in work_done(tmp_path)] == ["F001"]
+    subjects = git_ok(bare, "log", "--format=%s", "main").splitlines()
+    assert subjects[0].startswith("F001:") and subjects[1] == "Tidy: f1.txt is not needed"
+    assert {i["id"]: i["passes"] for i in remote_list(bare)}["F001"] is True

@@ -395,8 +395,15 @@ def _entries(verdict: Verdict, where: str) -> fold.Entries:
         elif feature_id in demoted_later:
             told = "fails at this commit; a later one of this push demotes it on top"
         elif who is not None and who.exact and who.commit == oid:
-            told = "first fails at this commit" + (
-                f" (last passed at {short(who.since)})" if who.since else ""
+            # ("this commit" is the one the entry is written into; the entry's header names
+            # its parent, so say which is which: "at this commit (last passed at <the
+            # header's commit>)" read as a contradiction in the team trial)
+            told = "first fails at the commit this entry is in" + (
+                f" (its parent {short(who.since)} passed)"
+                if who.since and who.since == parent
+                else f" (it last passed at {short(who.since)})"
+                if who.since
+                else ""
             )
         else:
             found = ""

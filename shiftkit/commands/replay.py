@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shiftkit.commands import catch_up
+from shiftkit.core import features
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import ShiftkitError
+from shiftkit.core.features import FeatureList
 from shiftkit.edge import gitio, parking, state, verify
 from shiftkit.edge.context import Context, short
 
@@ -100,18 +102,48 @@ def _verified_commit(
     committed = read_features_at(ctx.root, "HEAD", ctx.config.features) or current
     base = gitio.head_oid(ctx.root) or unit
     verdict = gate.verify_change(ctx, feature, committed, base, None, say)
-    if verdict.repaired:
-        say(
-            f"({', '.join(verdict.repaired)} also pass{'es' if len(verdict.repaired) == 1 else ''}"
-            f" on the replayed tree: `shiftkit sync` re-marks them)"
-        )
+    repaired = [i for i in verdict.repaired if not features.passes(current, i)]
+    if repaired:
+        message = _with_remarks(ctx, current, repaired, base, message)
+        say(f"re-marked {', '.join(repaired)} passing in the replayed commit (repaired there)")
     tree = gitio.write_tree(ctx.root)
     finish_commit.require_verified_tree(ctx, verdict.tree, tree)
     key = verify.cache_command(gate.verifier_of(ctx, feature), ctx.config.verify_in)
     verify.record_pass(ctx.common_dir, tree, key)  # (the hooks' rule 4 evidence)
-    finish_commit.carry_checkout_passes(ctx, current, verdict.checked, tree)
+    for feature_id in repaired:
+        again = current.get(feature_id)
+        if again is not None:
+            command = verify.cache_command(gate.verifier_of(ctx, again), ctx.config.verify_in)
+            verify.record_pass(ctx.common_dir, tree, command)
+    finish_commit.carry_checkout_passes(ctx, current, [*verdict.checked, *repaired], tree)
     old = _trailer(ctx, unit, f"%(trailers:key={VERIFIED},valueonly)")
     return commit(ctx, message.replace(old, tree) if old else message, [])
+
+
+def _with_remarks(
+    ctx: Context, current: FeatureList, repaired: list[str], base: str, message: str
+) -> str:
+    """``repaired`` (demoted on the tip, passing on the replayed tree) re-marked in the
+    replayed commit, as `finish` re-marks what its change repaired: the list, the log
+    entries, a paragraph of the message; staged. Returns the message."""
+    from shiftkit.edge.context import plan_log, write_features, write_planned_log
+    from shiftkit.edge.files import read_optional
+    from shiftkit.edge.finish_plan import remark_paragraph, with_remark_entries
+
+    marked = current
+    for feature_id in repaired:
+        found = marked.get(feature_id)
+        if found is not None:
+            marked = marked.replace_feature(found._replace(passes=True))
+    log_text = read_optional(ctx.project.progress_path)
+    claimed = message.split(":", 1)[0]
+    log_text = with_remark_entries(log_text, repaired, short(base), claimed)
+    new_log, new_archive = plan_log(ctx, log_text, features.blocked_ids(marked))
+    write_features(ctx, marked)
+    write_planned_log(ctx, new_log, new_archive)
+    gitio.run(["add", "-A"], ctx.root)
+    subject, _, rest = message.partition("\n\n")
+    return f"{subject}\n\n{remark_paragraph(repaired)}{rest}"
 
 
 def _trailer(ctx: Context, unit: str, spec: str) -> str:

@@ -88,7 +88,7 @@ def with_the_team(ctx: Context, current: loop.State, say: Say) -> loop.State:
     if not name or state.local_claim(ctx.git_dir) is not None:
         return current
     try:
-        _publish_parked(ctx, say)
+        _publish_waiting(ctx, say)
         look = upcoming.outlook(ctx, head_list(ctx), fresh=True)
         branch = gitio.branch(ctx.root)
         if look.counted_on and branch and not gitio.status_lines(ctx.root):
@@ -128,18 +128,34 @@ def _after_a_killed_merge(ctx: Context, say: Say) -> None:
         say(f"removed git's temporary files of a stopped merge ({len(gone)} .merge_file_*)")
 
 
-def _publish_parked(ctx: Context, say: Say) -> None:
-    """A finished commit that waits here to be published (a session stopped before its push
-    landed) goes first: its claim is this clone's, and no one else may take the feature."""
+def _publish_waiting(ctx: Context, say: Say) -> None:
+    """What this clone committed that the remote lacks goes first, through `sync` (judged,
+    what it broke demoted where it broke, pushed): a finished commit whose push never landed
+    (its claim is this clone's, and no one else may take the feature), and a plain commit or
+    a start check's demotion an agent left — unpublished, it would strand this clone (its
+    list says one thing, the team's another) and hide the break from the team that must
+    repair it."""
     from shiftkit.commands import sync
-    from shiftkit.edge import parking
+    from shiftkit.edge import parking, remote
 
+    if gitio.status_lines(ctx.root):
+        return
     waiting = sorted({row.feature for row in parking.read(ctx.git_dir)})
-    if not waiting or gitio.status_lines(ctx.root):
+    branch = gitio.branch(ctx.root)
+    counts = remote.divergence(ctx.root, ctx.config.claims.remote, branch) if branch else None
+    if not waiting and (counts is None or not counts[0]):
         return
     said: list[str] = []
     sync.sync(ctx, said.append)
-    say(f"published the finished work waiting here ({', '.join(waiting)}): {said[-1]}")
+    what = (
+        f"the finished work waiting here ({', '.join(waiting)})"
+        if waiting
+        else (
+            f"the {counts[0] if counts else ''} commit{'s' if counts and counts[0] != 1 else ''} "
+            f"left here unpublished"
+        )
+    )
+    say(f"published {what}: {said[-1]}")
 
 
 def run(

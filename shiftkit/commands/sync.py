@@ -16,6 +16,8 @@ from shiftkit.edge.context import Context, short
 
 Say = Callable[[str], None]
 
+RETRIES = 3  # rounds of catching up when the push loses a race to another clone's
+
 
 def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
     """Catch up with the remote's branch and share this one: behind only, fast-forward;
@@ -32,7 +34,6 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
     branch = gitio.branch(ctx.root)
     if branch is None:
         raise Refused("HEAD is detached; check out the branch to sync")
-    tracking = f"refs/remotes/{name}/{branch}"
     put_back = refused_update.undo(ctx.root)
     if put_back is not None:
         say(
@@ -44,6 +45,33 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
             "the work tree is not clean; finish or revert the claimed work (or, as a person, "
             "commit or stash it) first, then sync"
         )
+    for attempt in range(1, RETRIES + 1):
+        how, remarked, recorded = _share(ctx, name, branch, say, jobs)
+        if how not in ("pushed to", "merged and pushed to") and not remarked:
+            break
+        problem = remote.push_branch(ctx.root, name, branch)
+        if problem is None:
+            if remarked and how in ("already up to date with", "fast-forwarded to"):
+                how += f" {name}/{branch}, then pushed the re-marks to"
+            break
+        if attempt == RETRIES or not _moved_on(ctx, name, branch):
+            raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
+        say(f"{name}/{branch} moved on meanwhile (another clone pushed first): catching up again")
+    released, said = claims.release_landed(ctx, name, branch)
+    say(
+        f"synced {branch}: {how} {name}/{branch}"
+        + ("; shared the usage waiting here (on its own ref, no commit)" if recorded else "")
+        + (f"; released {', '.join(released)}" if released else "")
+        + (f"; {said}" if said else "")
+    )
+    return 0
+
+
+def _share(
+    ctx: Context, name: str, branch: str, say: Say, jobs: int | None
+) -> tuple[str, list[str], bool]:
+    """One round: caught up, repairs re-marked, waiting usage shared, the outgoing commits
+    gated. Returns (how the branch met the remote's, the re-marked, whether usage moved)."""
     how = catch_up.catch_up(ctx, name, branch, say, jobs=jobs)
     # (what the commits here repaired — a teammate's, a merge's, one's own plain fix — is
     # re-marked now, in one commit the push carries: decision record 0093)
@@ -55,19 +83,15 @@ def sync(ctx: Context, say: Say, jobs: int | None = None) -> int:
             f"again after the sync"
         )
     recorded = _publish_waiting_usage(ctx)
-    outgoing.gate_outgoing(ctx, tracking, say, jobs)  # (decision records 0056, 0083)
-    if how in ("pushed to", "merged and pushed to") or remarked:
-        problem = remote.push_branch(ctx.root, name, branch)
-        if problem is not None:
-            raise Refused(f"pushing {branch} to {name} was refused ({problem}); run sync again")
-    released, said = claims.release_landed(ctx, name, branch)
-    say(
-        f"synced {branch}: {how} {name}/{branch}"
-        + ("; shared the usage waiting here (on its own ref, no commit)" if recorded else "")
-        + (f"; released {', '.join(released)}" if released else "")
-        + (f"; {said}" if said else "")
-    )
-    return 0
+    outgoing.gate_outgoing(ctx, remote.tracking_ref(name, branch), say, jobs)  # (0056, 0083)
+    return how, remarked, recorded
+
+
+def _moved_on(ctx: Context, name: str, branch: str) -> bool:
+    """Whether a refused push lost a race: the remote's branch (fetched now) has commits
+    this one lacks — caught up by another round — rather than a refusal to wait out."""
+    counts = remote.divergence(ctx.root, name, branch)
+    return counts is not None and counts[1] > 0
 
 
 def _publish_waiting_usage(ctx: Context) -> bool:

@@ -128,13 +128,12 @@ def outcome(agents: Sequence[Agent], project: Project, cut: loop.Stop | None) ->
     remote says so; nothing to take for any agent; else the first agent's own stop."""
     if cut is not None:
         return cut
-    if (
-        project.total
-        and project.passing == project.total
-        and any(a.exit_code == loop.ALL_PASS for a in agents)
-    ):
+    checker = next((a for a in agents if a.exit_code == loop.ALL_PASS), None)
+    if project.total and project.passing == project.total and checker is not None:
         return loop.Stop(
-            loop.ALL_PASS, f"all {project.total} features pass (checked at the remote's tip)"
+            loop.ALL_PASS,
+            f"all {project.total} features pass on the remote ({checker.name} re-ran every "
+            f"verifier at its HEAD)",
         )
     if agents and all(a.waiting for a in agents):
         held = "; ".join(project.holders) or "see `shiftkit claims`"

@@ -132,26 +132,9 @@ def _planned(
     entry = progress.format_entry(
         log_time(), feature.id, "passed", base, entry_body(ctx, summary, extra_note)
     )
-    log_text = progress.append(log_text, entry)
-    for feature_id in repaired:
-        log_text = progress.append(
-            log_text,
-            progress.format_entry(
-                log_time(),
-                feature_id,
-                f"{rules.REMARKED} passing (repaired)",
-                base,
-                f"demoted by a regression after it had passed; its verifier passes again on "
-                f"the tree {feature.id}'s finish commits, so it is re-marked in that commit",
-            ),
-        )
+    log_text = with_remark_entries(progress.append(log_text, entry), repaired, base, feature.id)
     new_log, new_archive = plan_log(ctx, log_text, features.blocked_ids(flipped))
-    again = (
-        f"Re-marks {', '.join(repaired)} passing: demoted before, repaired by this change "
-        f"(each verifier passed on this tree).\n\n"
-        if repaired
-        else ""
-    )
+    again = remark_paragraph(repaired)
     message = (
         f"{subject}\n\n{again}Shiftkit-Feature: {feature.id}\nShiftkit-Verified: TREE\n"
         f"Shiftkit-Claim: {held.oid or '-'}\n"
@@ -168,6 +151,33 @@ def _planned(
         new_archive,
         message,
         repaired,
+    )
+
+
+def with_remark_entries(log_text: str, repaired: Sequence[str], base: str, by: str) -> str:
+    """The log with a re-mark entry for each of ``repaired``, re-marked in ``by``'s commit."""
+    for feature_id in repaired:
+        log_text = progress.append(
+            log_text,
+            progress.format_entry(
+                log_time(),
+                feature_id,
+                f"{rules.REMARKED} passing (repaired)",
+                base,
+                f"demoted by a regression after it had passed; its verifier passes again on "
+                f"the tree {by}'s finish commits, so it is re-marked in that commit",
+            ),
+        )
+    return log_text
+
+
+def remark_paragraph(repaired: Sequence[str]) -> str:
+    """The message's paragraph naming the re-marks ('' for none)."""
+    if not repaired:
+        return ""
+    return (
+        f"Re-marks {', '.join(repaired)} passing: demoted before, repaired by this change "
+        f"(each verifier passed on this tree).\n\n"
     )
 
 
