@@ -510,3 +510,41 @@ def test_usage_record_names_the_row_cost_counts_the_session_in(
     ok(scaffold, "report", "-o", str(page))
     note = page.read_text().split("of which outside any feature ", 1)[1].split("</", 1)[0]
     assert re.fullmatch(r"coordination \S+( fresh-eq tokens)?, idle \S+( fresh-eq tokens)?\.", note)
+
+
+def test_a_published_commit_dropped_here_is_not_counted_again(
+    scaffold: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The night's adversity: a session finished a feature (its usage committed and pushed)
+    and then dropped the commit with `git reset --hard HEAD~1`. Its SessionEnd recorded the
+    whole session a second time, the dropped entries being gone from this clone's ledger —
+    the team's cost 2 % over what the model served. The remote's branch still holds them."""
+    from teams import team_project
+
+    bare = team_project(scaffold, tmp_path, ["a.txt"])
+    clone = tmp_path / "clone"
+    git_ok(tmp_path, "clone", "-q", str(bare), str(clone))
+    ok(clone, "install-hooks", "--force")
+    monkeypatch.setenv("SHIFTKIT_SESSION", "sess-9")
+    ok(clone, "claim", "F001")
+    claimed = datetime.now(UTC)
+    write(clone / "a.txt", "a\n")
+    time.sleep(0.05)
+    lines = [user(iso(claimed)), assistant("msg_91", iso(claimed), u(40, 0, 100, 10))]
+    transcript = write(tmp_path / "projects" / "p" / "sess-9.jsonl", "\n".join(lines) + "\n")
+    hook_input = json.dumps(
+        {
+            "session_id": "sess-9",
+            "transcript_path": str(transcript),
+            "cwd": str(clone),
+            "hook_event_name": "SessionEnd",
+            "reason": "other",
+        }
+    )
+    ok(clone, "usage", "record", input=hook_input)
+    ok(clone, "finish", "-m", "write a")
+    assert git(clone, "reset", "-q", "--hard", "HEAD~1").returncode == 0
+    again = ok(clone, "usage", "record", input=hook_input)
+    assert "nothing new" in again, again
+    totals = cost_json(clone)["totals"]
+    assert (totals["input"], totals["cache_read"], totals["output"]) == (40, 100, 10)

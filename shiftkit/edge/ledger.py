@@ -65,7 +65,28 @@ def read_all(ctx: Context) -> list[Entry]:
 
     committed = ledger.parse(_read(ledger_path(ctx)), ledger.LEDGER_FILE)
     on_refs = usage_ref.entries(ctx.root, ctx.config.claims.ref_prefix)
-    return ledger.merged(committed, pending(ctx), on_refs)
+    return ledger.merged(committed, pending(ctx), on_refs, _published(ctx))
+
+
+def _published(ctx: Context) -> list[Entry]:
+    """The ledger of the claims remote's branch as last fetched: entries this clone published
+    and then dropped (a `git reset --hard` past its own pushed commit) are still recorded —
+    without them a session's usage was recorded a second time (the night's "abandoned
+    finished commit")."""
+    from shiftkit.edge import gitio, remote
+
+    name, branch = ctx.config.claims.remote, gitio.branch(ctx.root)
+    if not name or branch is None:
+        return []
+    [text] = gitio.read_blobs(
+        ctx.root, [f"{remote.tracking_ref(name, branch)}:{ledger.LEDGER_FILE}"]
+    )
+    if text is None:
+        return []
+    try:
+        return ledger.parse(text, f"{name}/{branch}:{ledger.LEDGER_FILE}")
+    except BadInput:
+        return []  # (a published ledger a reader cannot parse: `audit` names it)
 
 
 def fetch_usage(ctx: Context) -> str | None:
