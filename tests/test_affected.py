@@ -268,3 +268,22 @@ def test_shiftkits_own_files_count_only_where_read() -> None:
     assert touches(opened, quieted(flip, ours))
     code = Change(frozenset({"features.json", "tests/test_a.py"}))
     assert touches(walked, quieted(code, ours))
+
+
+def test_a_read_python_file_counts_by_the_blocks_the_run_executed() -> None:
+    """Block sets (decision record 0116): a changed file the run read touches it unless every
+    block it executed there is unchanged; not knowing either side counts the file whole."""
+    from shiftkit.core.affected import Change, ReadSet, touches
+
+    ran = {"pkg/ops.py": {"<module>": "m1", "f1": "a1"}}
+    read = ReadSet("t", "c", frozenset({"pkg/ops.py"}), blocks=ran)
+    paths = frozenset({"pkg/ops.py"})
+    other_edited = {"pkg/ops.py": {"<module>": "m1", "f1": "a1", "f2": "b2"}}
+    own_edited = {"pkg/ops.py": {"<module>": "m1", "f1": "a9"}}
+    module_edited = {"pkg/ops.py": {"<module>": "m2", "f1": "a1"}}
+    assert not touches(read, Change(paths, blocks=other_edited))
+    assert touches(read, Change(paths, blocks=own_edited))
+    assert touches(read, Change(paths, blocks=module_edited))
+    assert touches(read, Change(paths, blocks={"pkg/ops.py": None}))  # (does not parse)
+    assert touches(read, Change(paths))  # (the change's blocks unknown)
+    assert touches(read._replace(blocks=None), Change(paths, blocks=other_edited))

@@ -41,6 +41,10 @@ class ReadSet(NamedTuple):
     dirs: frozenset[str] = frozenset()
     missing: frozenset[str] = frozenset()
     stats: frozenset[str] = frozenset()
+    # per Python file read, the blocks the run executed with their fingerprints then
+    # (`core.blocks`; decision record 0116): a change of that file that leaves them as they
+    # were does not touch the run. None, or a file absent: the file counts as a whole.
+    blocks: Mapping[str, Mapping[str, str]] | None = None
 
 
 class Change(NamedTuple):
@@ -53,6 +57,9 @@ class Change(NamedTuple):
     # the paths whose metadata a stat sees changed: added, deleted, resized, another mode
     # (None: not known, every changed path counts)
     resized: frozenset[str] | None = None
+    # the changed Python files' block fingerprints in the new tree (None for one that does
+    # not parse or is gone); a file absent, or None here: not known
+    blocks: Mapping[str, Mapping[str, str] | None] | None = None
 
 
 def parent_dir(path: str) -> str:
@@ -71,7 +78,7 @@ def quieted(change: Change, quiet: Collection[str]) -> Change:
         return change
     hushed = frozenset(quiet)
     resized = change.paths if change.resized is None else change.resized
-    return Change(change.paths, change.added - hushed, resized - hushed)
+    return Change(change.paths, change.added - hushed, resized - hushed, change.blocks)
 
 
 def touches(read_set: ReadSet | None, change: Change) -> bool:
@@ -79,8 +86,9 @@ def touches(read_set: ReadSet | None, change: Change) -> bool:
     unknown, so yes)."""
     if read_set is None:
         return True
-    if not change.paths.isdisjoint(read_set.files):
-        return True
+    for path in change.paths & read_set.files:
+        if not _same_blocks(read_set, change, path):
+            return True
     looked = change.paths if change.resized is None else change.resized
     if not looked.isdisjoint(read_set.stats):
         return True
@@ -88,6 +96,16 @@ def touches(read_set: ReadSet | None, change: Change) -> bool:
         if path in read_set.missing or parent_dir(path) in read_set.dirs:
             return True
     return False
+
+
+def _same_blocks(read_set: ReadSet, change: Change, path: str) -> bool:
+    """Whether the change of ``path``, a file the run read, left every block the run executed
+    in it as it was (False whenever that is not known: the file counts as a whole)."""
+    ran = read_set.blocks.get(path) if read_set.blocks is not None else None
+    if ran is None or change.blocks is None or path not in change.blocks:
+        return False
+    now = change.blocks[path]
+    return now is not None and all(now.get(name) == mark for name, mark in ran.items())
 
 
 def affected(
@@ -160,6 +178,11 @@ def to_json(feature_id: str, read_set: ReadSet) -> dict[str, Any]:
         "dirs": sorted(read_set.dirs),
         "missing": sorted(read_set.missing),
         "stats": sorted(read_set.stats),
+        **(
+            {"blocks": {p: dict(b) for p, b in sorted(read_set.blocks.items())}}
+            if read_set.blocks is not None
+            else {}
+        ),
     }
 
 
@@ -183,7 +206,21 @@ def from_json(feature_id: str, record: Any) -> ReadSet | None:
     stats = _paths(record.get("stats", []))
     if files is None or dirs is None or missing is None or stats is None:
         return None
-    return ReadSet(tree, command, files, dirs, missing, stats)
+    return ReadSet(tree, command, files, dirs, missing, stats, _blocks(record.get("blocks")))
+
+
+def _blocks(value: Any) -> dict[str, dict[str, str]] | None:
+    """The stored block sets, or None (unknown: files count whole) when not well formed."""
+    if not isinstance(value, dict):
+        return None
+    found: dict[str, dict[str, str]] = {}
+    for path, ran in value.items():
+        if not isinstance(path, str) or not isinstance(ran, dict):
+            return None
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in ran.items()):
+            return None
+        found[path] = dict(ran)
+    return found
 
 
 def normalise(

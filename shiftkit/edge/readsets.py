@@ -30,8 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from shiftkit.core import affected, trace
-from shiftkit.edge import gitio, state, verify
+from shiftkit.core import affected, blocks, trace
+from shiftkit.edge import blocksets, gitio, state, verify
 
 FOLDER = "readsets"
 OFF_VARIABLE = "SHIFTKIT_READSETS"  # "off": measure nothing (every set unknown)
@@ -78,10 +78,12 @@ class Measure(NamedTuple):
 
     prefix: tuple[str, ...]
     directory: Path  # strace's output files (one per process)
+    blocks: bool = False  # the run's Python processes measured too (`blocksets`)
 
     def read_set(self, root: Path, tree: str, command: str) -> affected.ReadSet:
         """The set of the run that just finished in ``root`` (a checkout of ``tree``)."""
-        seen = trace.merge(_processes(self.directory, str(root)))
+        processes = dict(_processes(self.directory, str(root)))
+        seen = trace.merge(processes.values())
         tracked = frozenset(_tree_files(root, tree))
         roots = {str(root), os.path.realpath(root)}
         found = [
@@ -90,7 +92,8 @@ class Measure(NamedTuple):
         files, dirs, missing, stats = (
             frozenset().union(*(one[n] for one in found)) for n in range(4)
         )
-        return affected.ReadSet(tree, command, files, dirs, missing, stats - files)
+        ran = _blocks_ran(self.directory, root, tree, tracked, processes) if self.blocks else None
+        return affected.ReadSet(tree, command, files, dirs, missing, stats - files, ran)
 
 
 @contextmanager
@@ -110,13 +113,42 @@ def measuring(enabled: bool = True) -> Iterator[Measure | None]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _processes(directory: Path, cwd: str) -> Iterator[trace.Seen]:
-    for path in sorted(directory.iterdir()):
+def _processes(directory: Path, cwd: str) -> Iterator[tuple[int, trace.Seen]]:
+    """Each traced process's record, by process id (strace's ``-ff`` files: ``t.PID``)."""
+    for path in sorted(directory.glob("t.*")):
+        pid = path.name.rpartition(".")[2]
         try:
             text = path.read_bytes().decode("latin-1")
         except OSError:
             continue
-        yield trace.read_process(text.splitlines(), cwd)
+        yield int(pid) if pid.isdigit() else -1, trace.read_process(text.splitlines(), cwd)
+
+
+def _blocks_ran(
+    directory: Path,
+    root: Path,
+    tree: str,
+    tracked: frozenset[str],
+    processes: Mapping[int, trace.Seen],
+) -> dict[str, dict[str, str]] | None:
+    """The blocks the run's Python processes executed, per committed file (`blocksets`), or
+    None when any process that opened a committed Python file went unmeasured."""
+    from shiftkit.edge import blocksets
+
+    code = {path for path in tracked if path.endswith(".py")}
+    needed = set()
+    for pid, seen in processes.items():
+        reached = {
+            p
+            for one in (str(root), os.path.realpath(root))
+            for p in affected.normalise(seen.opened, (), one, tracked, seen.opened)[0]
+        }
+        if reached & code:
+            needed.add(pid)
+    paths = sorted(code)
+    texts = gitio.read_blobs(root, [f"{tree}:{path}" for path in paths])
+    sources = {path: text for path, text in zip(paths, texts, strict=True) if text is not None}
+    return blocksets.collect(directory, root, sources, needed)
 
 
 def _tree_files(root: Path, tree: str) -> list[str]:
@@ -151,10 +183,14 @@ def load_one(common_dir: Path, feature_id: str) -> affected.ReadSet | None:
 def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.ReadSet | None]:
     """Each feature's stored set (``commands``: feature id → its verifier's cache command),
     None when there is none or it was measured for another command."""
-    return {
+    found = {
         feature_id: affected.known(load_one(common_dir, feature_id), command)
         for feature_id, command in commands.items()
     }
+    if blocksets.enabled():
+        return found
+    # (block sets off: every file a run read counts whole, whatever was measured before)
+    return {i: s._replace(blocks=None) if s is not None else None for i, s in found.items()}
 
 
 # -- changes between trees -------------------------------------------------------------------
@@ -186,7 +222,21 @@ def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
     if same_kind:
         sizes = _sizes(root, [oid for _, a, b in same_kind for oid in (a, b)])
         resized |= {path for path, a, b in same_kind if _emptied(sizes.get(a), sizes.get(b))}
-    return affected.Change(frozenset(paths), frozenset(added), frozenset(resized))
+    return affected.Change(
+        frozenset(paths), frozenset(added), frozenset(resized), _fingerprints(root, same_kind)
+    )
+
+
+def _fingerprints(
+    root: Path, modified: Sequence[tuple[str, str, str]]
+) -> dict[str, dict[str, str] | None]:
+    """The block fingerprints, in the new tree, of the modified Python files."""
+    code = [(path, new) for path, _, new in modified if path.endswith(".py")]
+    texts = gitio.read_blobs(root, [oid for _, oid in code])
+    return {
+        path: blocks.fingerprints(text) if text is not None else None
+        for (path, _), text in zip(code, texts, strict=True)
+    }
 
 
 def _emptied(old: int | None, new: int | None) -> bool:
@@ -256,6 +306,9 @@ def run_measured(
     features that share this verifier, each keeping the same set."""
     owners = [feature_id] if isinstance(feature_id, str) else list(feature_id)
     with measuring() as measure:
+        if measure is not None and blocksets.enabled():
+            extra = blocksets.prefix(measure.directory, root)
+            measure = measure._replace(prefix=(*measure.prefix, *extra), blocks=bool(extra))
         outcome = run(measure.prefix if measure is not None else ())
         if outcome.ok:
             found = measure.read_set(root, tree, command) if measure is not None else None

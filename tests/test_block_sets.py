@@ -1,0 +1,56 @@
+"""Block-level dependency sets (issue 37; decision record 0116): while a pytest verifier
+passes, coverage records the code blocks it executed; a change re-verifies a passing feature
+only when a block it executed changed. Real pytest, real coverage, one module shared by
+three features (calc/ops.py: add, sub, mul, each its feature's function).
+
+Twins: a module-level edit (a new import) touches every feature that imported the module;
+without block sets (file level) a change inside one function touches all of them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import implement, shiftkit
+
+BLOCKS = {"SHIFTKIT_BLOCKS": "on"}
+
+
+def two_passing(calc: Path, env: dict[str, str]) -> None:
+    for args in (("claim",), ("finish", "-m", "the environment builds")):
+        assert shiftkit(calc, *args, env=env).returncode == 0
+    for name, summary in (("add", "add two numbers"), ("sub", "subtract two numbers")):
+        assert shiftkit(calc, "claim", env=env).returncode == 0
+        implement(calc, name)
+        done = shiftkit(calc, "finish", "-m", summary, env=env)
+        assert done.returncode == 0, done.output
+
+
+def re_verified(calc: Path, env: dict[str, str], edit: str, by: str) -> list[str]:
+    """Finish F003 (mul) with ``edit`` of calc/ops.py replaced ``by``: the passing features
+    its gate re-verified."""
+    assert shiftkit(calc, "claim", "F003", env=env).returncode == 0
+    implement(calc, "mul")
+    ops = calc / "calc" / "ops.py"
+    assert edit in ops.read_text()
+    ops.write_text(ops.read_text().replace(edit, by, 1))
+    done = shiftkit(calc, "finish", "-m", "multiply two numbers", env=env)
+    assert done.returncode == 0, done.output
+    found = re.search(r"re-verifying the passing features this change can touch: ([F0-9, ]+)",
+                      done.stdout)  # fmt: skip
+    return found.group(1).strip().split(", ") if found else []
+
+
+def test_a_change_inside_one_function_re_verifies_its_feature_alone(calc: Path) -> None:
+    two_passing(calc, BLOCKS)
+    assert re_verified(calc, BLOCKS, "return a - b", "return -(b - a)") == ["F002"]
+
+
+def test_a_module_level_change_re_verifies_every_feature_that_imported_it(calc: Path) -> None:
+    two_passing(calc, BLOCKS)
+    assert re_verified(calc, BLOCKS, "def add", "import os\n\n\ndef add") == ["F001", "F002"]
+
+
+def test_file_level_sets_re_verify_every_reader(calc: Path) -> None:
+    two_passing(calc, {})
+    assert re_verified(calc, {}, "return a - b", "return -(b - a)") == ["F001", "F002"]
