@@ -1,6 +1,6 @@
-"""Installable as documented (decision 0068): the CI workflow's install step, as `shiftkit new`
-writes it, installs shiftkit from the source the project was made from (a git URL at the
-commit rendered) in a fresh virtual environment; a shiftkit pip-installed from a clone
+"""Installable as documented (decisions 0068, 0117): the CI workflow's install step, as
+`shiftkit new` writes it, installs the shiftkit it names (here the source the project was
+made from, a git URL at the commit rendered) in a fresh virtual environment; a shiftkit pip-installed from a clone
 records the commit its bundled template was built from, so `copier update` after a change to
 the clone applies that change."""
 
@@ -32,17 +32,21 @@ def install_step(project: Path) -> str:
     return str(step["run"])
 
 
-def test_the_workflow_installs_shiftkit_from_the_source_it_was_made_from(tmp_path: Path) -> None:
+def test_the_workflow_installs_the_shiftkit_it_names(tmp_path: Path) -> None:
     source = snapshot_repository(tmp_path / "shiftkit")
     commit = git_ok(source, "rev-parse", "HEAD").strip()
     project = tmp_path / "todo"
+    # (a path no runner reaches: the default pins the release on the package index, which
+    # this machine's index lacks; the person names the source instead — decision 0117)
+    requirement = f"git+{source.as_uri()}@{commit}"
     made = run(
-        ["shiftkit", "new", str(project), "--defaults", "--template", str(source), "--trust"],
+        ["shiftkit", "new", str(project), "--defaults", "--template", str(source), "--trust",
+         "--data", f"ci_install={requirement}"],
         tmp_path,
-    )
+    )  # fmt: skip
     assert made.returncode == 0, made.output
     script = install_step(project)
-    assert f'"git+{source.as_uri()}@{commit}"' in script
+    assert f'"{requirement}"' in script
     runner = tmp_path / "runner"
     runner.mkdir()
     github_env = runner / "env"
@@ -133,7 +137,9 @@ def test_a_dirty_or_moved_clone_is_named_as_such(tmp_path: Path) -> None:
 
 
 def test_no_message_names_a_package_or_url_that_does_not_exist() -> None:
-    """No registry has a `shiftkit` package yet, and github.com/shiftkit is no repository."""
+    """No registry has a `shiftkit` package yet, and github.com/shiftkit is no repository:
+    nothing names a release as a fixed fact (the workflow's `shiftkit=={{ shiftkit_version }}`
+    pin, for a template no runner reaches, is said as such when `new` writes it: 0117)."""
     names = ["README.md", "copier.yml", "hooks", "shiftkit", "template"]
     found = run(
         [
@@ -142,7 +148,7 @@ def test_no_message_names_a_package_or_url_that_does_not_exist() -> None:
             "-n",
             "-I",
             "-E",
-            r"pipx? install shiftkit\b|github\.com/shiftkit|shiftkit==",
+            r"pipx? install shiftkit\b|github\.com/shiftkit|shiftkit==[0-9]",
             "--",
             *names,
         ],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -377,19 +378,60 @@ def test_the_signed_people_policy_is_a_copier_question(tmp_path: Path) -> None:
     assert not (trailer / ".shiftkit" / "allowed_signers").exists()
 
 
-def test_ci_installs_the_shiftkit_the_project_was_made_from(scaffold: Path) -> None:
-    """The CI judge is pinned: the source the template was rendered from, at the commit
-    rendered (no registry has a shiftkit release yet; decision 0068)."""
+def installed_by_ci(project: Path) -> str:
+    workflow = (project / ".github" / "workflows" / "shiftkit-audit.yml").read_text()
+    [requirement] = re.findall(r'/bin/pip" install --quiet "([^"]+)"', workflow)
+    return requirement
+
+
+def test_ci_installs_a_shiftkit_a_runner_can_reach(scaffold: Path) -> None:
+    """A template rendered from a local path (no CI runner can reach it) pins this shiftkit's
+    release from the package index (issue 38 item 2; it pinned `git+file://…`, which no
+    runner can install); `ci_install` stays `auto`, so `copier update` moves the pin."""
     import yaml
 
+    import shiftkit
+
     recorded = yaml.safe_load((scaffold / ".copier-answers.yml").read_text())
-    workflow = (scaffold / ".github" / "workflows" / "shiftkit-audit.yml").read_text()
-    assert f'"git+file://{recorded["_src_path"]}@' in workflow
-    assert recorded["ci_install"].startswith(f"git+file://{recorded['_src_path']}@")
-    commit = recorded["ci_install"].rsplit("@", 1)[1]
-    assert len(commit) == 40 and set(commit) <= set("0123456789abcdef")
+    assert str(recorded["_src_path"]).startswith("/")
+    assert installed_by_ci(scaffold) == f"shiftkit=={shiftkit.__version__}"
+    assert recorded["ci_install"] == "auto"
     people = " ".join((scaffold / ".shiftkit" / "README.md").read_text().split())
     assert "`pip install 'git+SRC@COMMIT'` with its `_src_path` and `_commit`" in people
+
+
+def test_the_template_names_this_release() -> None:
+    """The version CI pins (copier.yml's `shiftkit_version`) is the package's."""
+    import yaml
+
+    import shiftkit
+
+    questions = yaml.safe_load((Path(__file__).parent.parent / "copier.yml").read_text())
+    assert questions["shiftkit_version"]["default"] == shiftkit.__version__
+
+
+def test_new_says_when_ci_installs_from_the_index(tmp_path: Path) -> None:
+    result = run(["shiftkit", "new", str(tmp_path / "p"), "--defaults"], tmp_path)
+    assert result.returncode == 0, result.output
+    [line] = [x for x in result.output.splitlines() if x.startswith("ci: ")]
+    assert "no CI runner can reach" in line and "shiftkit==" in line and "ci_install" in line
+
+
+def test_a_template_from_a_hosted_repository_is_installed_from_it(tmp_path: Path) -> None:
+    """Its twin: rendered with a URL a runner reaches (the bundled copy's recorded origin),
+    CI installs that repository at the commit rendered; an explicit ci_install wins."""
+    origin = "https://github.com/example/shiftkit"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    copier = [sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "--data",
+              f"template_origin={origin}", "--data", f"template_origin_ref={commit}"]  # fmt: skip
+    template = str(Path(__file__).parent.parent)
+    copied = run([*copier, template, "hosted"], tmp_path)
+    assert copied.returncode == 0, copied.output
+    assert installed_by_ci(tmp_path / "hosted") == f"git+{origin}@{commit}"
+    assert "ci: " not in copied.output
+    chosen = run([*copier, "--data", "ci_install=shiftkit>=0.1", template, "chosen"], tmp_path)
+    assert chosen.returncode == 0, chosen.output
+    assert installed_by_ci(tmp_path / "chosen") == "shiftkit>=0.1"
 
 
 def test_what_the_agent_reads_every_session_fits_in_a_thousand_tokens(scaffold: Path) -> None:

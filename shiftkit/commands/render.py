@@ -198,10 +198,36 @@ def template_version(template: Path, ref: str | None = None) -> str | None:
 
 def template_line(source: str, commit: str, version: str | None) -> str:
     """What a copy says of its template, once: where from, which commit, which version. The
-    version is shiftkit's (`shiftkit --version`, the workflow's pinned `ci_install`); copier's
+    version is shiftkit's (`shiftkit --version`, the workflow's `shiftkit==` pin); copier's
     own "Copying from template version" guess from git tags is not shown (decision 0042)."""
     where = f"template: {source} at {commit}" if commit else f"template: {source}"
     return f"{where} (shiftkit {version})" if version else where
+
+
+WORKFLOW = ".github/workflows/shiftkit-audit.yml"
+_INSTALL = re.compile(r'/bin/pip" install --quiet "([^"]+)"')
+
+
+def ci_line(destination: Path) -> str | None:
+    """One line when the rendered workflow installs shiftkit from the package index because
+    the template's recorded source is a path no CI runner can reach (`ci_install: auto`)."""
+    try:
+        text = (destination / WORKFLOW).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = _INSTALL.search(text)
+    if found is None or not found.group(1).startswith("shiftkit=="):
+        return None
+    answers = recorded_answers_raw(destination)
+    if answers.get("ci_install", "auto") != "auto":
+        return None
+    return (
+        f"ci: the template's source ({answers.get('_src_path') or 'a local copy'}) is a path "
+        f"no CI runner can reach, so {WORKFLOW} installs {found.group(1)} from the package "
+        f"index (it installs once that release is published there); to install from a URL "
+        f"a runner reaches, answer ci_install with a pip requirement "
+        f"(`copier update --data ci_install='git+URL@COMMIT'`)"
+    )
 
 
 def recorded_answers_raw(destination: Path) -> dict[str, object]:
