@@ -148,13 +148,15 @@ def accuracy(project: Path, env: dict[str, str]) -> tuple[int, int, int, int]:
     return hit, breaks, selected, len(seeds)
 
 
-def real_project(show: bool = False) -> list[Row]:
+def real_project(show: bool = False, blocks: bool = False) -> list[Row]:
     """Recall and precision on python-slugify adopted (tests/slugify_project.py); ``show``:
-    each seed's failing and selected features on stderr."""
+    each seed's failing and selected features on stderr; ``blocks``: with block-level sets
+    (`SHIFTKIT_BLOCKS=on`, decision record 0116) measured and used."""
     home = scratch()
     saved = dict(os.environ)
     try:
         slugify_project.use_environment(home)
+        os.environ["SHIFTKIT_BLOCKS"] = "on" if blocks else "off"
         project, site = slugify_project.unpack(home)
         env = dict(os.environ)
         commands = slugify_project.adopt(project, site, lambda argv: sh(argv, project, env))
@@ -173,16 +175,17 @@ def real_project(show: bool = False) -> list[Row]:
     missed = "; ".join(f"{seed}: {feature}" for seed, feature in found.missed[:3])
     if len(found.missed) > 3:
         missed += f"; {len(found.missed) - 3} more"
+    grain = "blocks" if blocks else "files"
     return [
         Row(
-            "python-slugify: misses ÷ seeded breaks (1 - recall)",
+            f"python-slugify ({grain}): misses ÷ seeded breaks (1 - recall)",
             1 - found.recall,
             f"recall {found.hit}/{found.breaks}, {found.seeds} seeds, {len(commands)} features"
             + (f"; missed {missed}" if missed else ""),
             0.0,
         ),
         Row(
-            "python-slugify: precision of the selection",
+            f"python-slugify ({grain}): precision of the selection",
             found.precision,
             f"{found.hit} of {found.selected} selected really broke",
             None,
@@ -278,8 +281,13 @@ def main() -> None:
     parser.add_argument("--cost-only", action="store_true", help="skip the seeded breaks")
     parser.add_argument("--real-only", action="store_true", help="python-slugify's rows alone")
     parser.add_argument("--seeds", action="store_true", help="python-slugify's seeds on stderr")
+    parser.add_argument(
+        "--blocks", action="store_true", help="python-slugify with block-level sets beside"
+    )
     args = parser.parse_args()
     rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
+    if args.blocks:
+        rows += real_project(args.seeds, blocks=True)
     print_rows("read sets", rows)
 
 
