@@ -31,10 +31,16 @@ def re_verified(calc: Path, env: dict[str, str], edit: str, by: str) -> list[str
     its gate re-verified."""
     assert shiftkit(calc, "claim", "F003", env=env).returncode == 0
     implement(calc, "mul")
-    ops = calc / "calc" / "ops.py"
-    assert edit in ops.read_text()
-    ops.write_text(ops.read_text().replace(edit, by, 1))
-    done = shiftkit(calc, "finish", "-m", "multiply two numbers", env=env)
+    return finish_editing(calc, "calc/ops.py", edit, by, env)
+
+
+def finish_editing(project: Path, path: str, old: str, new: str, env: dict[str, str]) -> list[str]:
+    """``path`` edited (``old`` → ``new``) as part of the claimed work, then `finish`: the
+    passing features its gate re-verified."""
+    edited = project / path
+    assert old in edited.read_text()
+    edited.write_text(edited.read_text().replace(old, new, 1))
+    done = shiftkit(project, "finish", "-m", "the claimed work", env=env)
     assert done.returncode == 0, done.output
     found = re.search(r"re-verifying the passing features this change can touch: ([F0-9, ]+)",
                       done.stdout)  # fmt: skip

@@ -8,11 +8,11 @@ measured process accounts for — so the gate falls back to files and re-verifie
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from conftest import git_ok, ok, shiftkit, write
+from test_block_sets import finish_editing
 
 BLOCKS = {"SHIFTKIT_BLOCKS": "on"}
 COMMANDS = ("add", "total", "count")
@@ -80,14 +80,7 @@ def re_verified_after(project: Path, old: str, new: str) -> list[str]:
        "python -m app count 1")  # fmt: skip
     git_ok(project, "commit", "-q", "-am", "A feature for the refactor")
     assert shiftkit(project, "claim", "F004", env=BLOCKS).returncode == 0
-    cli = project / "app" / "cli.py"
-    assert old in cli.read_text()
-    cli.write_text(cli.read_text().replace(old, new, 1))
-    done = shiftkit(project, "finish", "-m", "a refactor", env=BLOCKS)
-    assert done.returncode == 0, done.output
-    found = re.search(r"re-verifying the passing features this change can touch: ([F0-9, ]+)",
-                      done.stdout)  # fmt: skip
-    return found.group(1).strip().split(", ") if found else []
+    return finish_editing(project, "app/cli.py", old, new, BLOCKS)
 
 
 INHERITED = (
