@@ -6,7 +6,7 @@ their verifiers read its file). Three adversities (`script`): one session dies m
 commit that breaks every feature, one drops its finished commit. Then the remote is replayed
 commit by commit.
 
-Run: python bench/night.py [--features N] [--agents K] [--timeout S]
+Run: python bench/night.py [--features N] [--agents K] [--agent claude|codex] [--timeout S]
 Prints: wall time, sessions, human steps (0: the run ended by itself with exit 0), commits on
 the remote's main where a feature marked passing fails (replayed: every verifier of every
 passing feature at every commit), features finished twice, bookkeeping commits (sync merges,
@@ -91,7 +91,8 @@ def script(work: dict[str, str], dies: str, breaks: str, abandons: str) -> Any:
             return Step(calls=[shell(format_, after[claimed])], input_tokens=4200)
         step = base(server, body)
         for call in step.calls:
-            command = str(call.input.get("command", "")) if isinstance(call.input, dict) else ""
+            given = call.input if isinstance(call.input, dict) else {}
+            command = str(given.get("command") or given.get("cmd") or "")  # (Claude's, Codex's)
             if command == work[dies] and dies not in done:
                 done.add(dies)
                 return Step(calls=[shell(format_, f"{work[dies]} && sleep 3600")])
@@ -148,6 +149,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--features", type=int, default=30)
     parser.add_argument("--agents", type=int, default=3)
+    parser.add_argument("--agent", choices=("claude", "codex"), default="claude")
     parser.add_argument("--timeout", type=float, default=120.0, help="--session-timeout")
     options = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="shiftkit-night-"))
@@ -156,14 +158,25 @@ def main() -> int:
     env = bench_env(home)
     place, bare, work = project(root, options.features, env)
     since = sh(["git", "rev-parse", "main"], bare, env).strip()
-    dies, breaks, abandons = (f"F{min(k, options.features):03d}" for k in (10, 12, 18))
-    with ModelServer(script(work, dies, breaks, abandons)) as server:
-        claude = harnesses.claude(server.url, root / "claude-home")
-        run_env = {**env, **claude.env, "PATH": f"{claude.binary.parent}{os.pathsep}{env['PATH']}"}
+    # (on 30 features: F010, F012, F018; proportionally on fewer)
+    dies, breaks, abandons = (
+        f"F{max(1, round(options.features * k / 30)):03d}" for k in (10, 12, 18)
+    )
+    codex = options.agent == "codex"
+    model_name = harnesses.CODEX_MODEL if codex else harnesses.CLAUDE_MODEL
+    with ModelServer(script(work, dies, breaks, abandons), model=model_name) as server:
+        if codex:
+            clones = [root / "night-agents" / f"agent-{i}" for i in range(1, options.agents + 1)]
+            harness = harnesses.codex(server.url, root / "codex-home", clones)
+        else:
+            harness = harnesses.claude(server.url, root / "claude-home")
+        path = f"{harness.binary.parent}{os.pathsep}{env['PATH']}"
+        run_env = {**env, **harness.env, "PATH": path}
         started = time.monotonic()
         proc = subprocess.run(
-            ["shiftkit", "run", "--agent", "claude", "--parallel", str(options.agents),
-             "--session-timeout", str(options.timeout), "--max-sessions", "40"],
+            ["shiftkit", "run", "--agent", options.agent, "--parallel", str(options.agents),
+             "--session-timeout", str(options.timeout), "--max-sessions", "40",
+             *(["--dangerously-bypass-hook-trust"] if codex else [])],
             cwd=place, env=run_env, capture_output=True, text=True,
         )  # fmt: skip
         wall = time.monotonic() - started
@@ -186,7 +199,8 @@ def main() -> int:
     replayed, lies = replay(bare, since, root, env)
     bookkeeping = (merges + remarks) / max(1, len(subjects))
     print(
-        f"night: {options.agents} agents, {options.features} features; a session dies on "
+        f"night: {options.agents} {options.agent} agents, {options.features} features; a "
+        f"session dies on "
         f"{dies}, a plain commit after {breaks} deletes what every feature reads, the finished "
         f"commit of {abandons} is dropped"
     )
