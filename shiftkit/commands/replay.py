@@ -17,7 +17,7 @@ from shiftkit.core import features
 from shiftkit.core.claim import LocalClaim
 from shiftkit.core.errors import ShiftkitError
 from shiftkit.core.features import FeatureList
-from shiftkit.edge import gitio, parking, state, verify
+from shiftkit.edge import gitio, parking, state
 from shiftkit.edge.context import Context, short
 
 Say = Callable[[str], None]
@@ -108,14 +108,7 @@ def _verified_commit(
         say(f"re-marked {', '.join(repaired)} passing in the replayed commit (repaired there)")
     tree = gitio.write_tree(ctx.root)
     finish_commit.require_verified_tree(ctx, verdict.tree, tree)
-    key = verify.cache_command(gate.verifier_of(ctx, feature), ctx.config.verify_in)
-    verify.record_pass(ctx.common_dir, tree, key)  # (the hooks' rule 4 evidence)
-    for feature_id in repaired:
-        again = current.get(feature_id)
-        if again is not None:
-            command = verify.cache_command(gate.verifier_of(ctx, again), ctx.config.verify_in)
-            verify.record_pass(ctx.common_dir, tree, command)
-    finish_commit.carry_checkout_passes(ctx, current, [*verdict.checked, *repaired], tree)
+    finish_commit.record_evidence(ctx, current, [feature.id, *repaired], verdict.checked, tree)
     old = _trailer(ctx, unit, f"%(trailers:key={VERIFIED},valueonly)")
     return commit(ctx, message.replace(old, tree) if old else message, [])
 

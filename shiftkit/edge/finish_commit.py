@@ -68,7 +68,6 @@ def scratch_paths(ctx: Context, ours: frozenset[str]) -> list[str]:
 def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
     """Write the plan and commit it. Refused here (a hook, or a tree that is not the verified
     one): the index and shiftkit's files as they were, so `finish` can simply be run again."""
-    from shiftkit.edge.gate import verifier_of
     from shiftkit.edge.project import read_features
 
     again = (
@@ -84,14 +83,24 @@ def commit(ctx: Context, plan: FinishPlan, verdict: Verdict, say: Say) -> str:
         tree = gitio.write_tree(ctx.root)
         require_verified_tree(ctx, verdict.tree, tree)
         current = read_features(ctx.project)
-        for feature_id in (plan.feature.id, *plan.repaired):
-            feature = current.get(feature_id)
-            if feature is None:
-                continue
-            command = verify.cache_command(verifier_of(ctx, feature), ctx.config.verify_in)
-            verify.record_pass(ctx.common_dir, tree, command)  # (the hooks' rule 4 evidence)
-        carry_checkout_passes(ctx, current, [*verdict.checked, *plan.repaired], tree)
+        record_evidence(ctx, current, [plan.feature.id, *plan.repaired], verdict.checked, tree)
         return make_commit(ctx, plan.message.replace("TREE", tree))
+
+
+def record_evidence(
+    ctx: Context, current: FeatureList, flipped: list[str], checked: list[str], tree: str
+) -> None:
+    """The passes the commit of ``tree`` rests on: each of ``flipped`` (marked passing in it:
+    the hooks' rule 4 evidence) and, with them, ``checked`` (the gate's passes in temporary
+    checkouts of the verified tree), recorded at ``tree``."""
+    from shiftkit.edge.gate import verifier_of
+
+    for feature_id in flipped:
+        feature = current.get(feature_id)
+        if feature is not None:
+            command = verify.cache_command(verifier_of(ctx, feature), ctx.config.verify_in)
+            verify.record_pass(ctx.common_dir, tree, command)
+    carry_checkout_passes(ctx, current, [*checked, *flipped[1:]], tree)
 
 
 def carry_checkout_passes(ctx: Context, current: FeatureList, ids: list[str], tree: str) -> None:
