@@ -3,16 +3,21 @@ each, a pytest test each); one feature's change edits one of those functions. Fi
 sets re-verify every feature (each read the module); block-level sets (`SHIFTKIT_BLOCKS=on`,
 decision record 0116) only the one whose function changed.
 
-Run: python bench/block_sets.py [--features N]
+Run: python bench/block_sets.py [--features N] [--python PATH]
 Prints, side by side in one run on copies of one project: the verifiers the change's `finish`
-re-ran and its wall time at file level and at block level; and, with block sets, `finish` at
-N passing ÷ `finish` at 1 passing.
-Bars (issue 37): block level re-runs <= 3 where file level re-runs N; N ÷ 1 <= 1.5.
+re-ran and its wall time at file level and at block level; with block sets, `finish` at N
+passing ÷ `finish` at 1 passing; and a verifier run measured ÷ the same run plain.
+``--python``: the verifiers' interpreter (with pytest; a venv's python): 3.12+ is measured by
+`sys.monitoring` by default (decision record 0119); without it, this interpreter with
+coverage.py (`SHIFTKIT_BLOCKS=on`, decision record 0116).
+Bars (issue 37): block level re-runs <= 3 where file level re-runs N; N ÷ 1 <= 1.5; measured
+÷ plain <= 1.15.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -78,13 +83,14 @@ def finish(place: Path, k: int, env: dict[str, str], edit: bool = False) -> tupl
 
 
 def overhead(place: Path, env: dict[str, str], rounds: int = 7) -> float:
-    """A verifier run measured (coverage in its processes, as `blocksets.prefix` starts it)
-    ÷ the same run plain: medians of ``rounds`` alternating runs."""
+    """A verifier run measured (every Python process, as `blocksets.prefix` starts it) ÷ the
+    same run plain: medians of ``rounds`` alternating runs."""
     import statistics
 
     from shiftkit.edge import blocksets
 
     folder = Path(tempfile.mkdtemp(prefix="shiftkit-blocks-measure-"))
+    os.environ[blocksets.SWITCH] = env[blocksets.SWITCH]  # (prefix reads it here)
     measured = list(blocksets.prefix(folder, place))
     command = ["/bin/sh", "-c", verifier(1)]
     times: dict[bool, list[float]] = {True: [], False: []}
@@ -102,11 +108,20 @@ def overhead(place: Path, env: dict[str, str], rounds: int = 7) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--features", type=int, default=100)
-    n = parser.parse_args().features
+    parser.add_argument("--python", type=Path, help="the verifiers' interpreter (with pytest)")
+    args = parser.parse_args()
+    n = args.features
     root = Path(tempfile.mkdtemp(prefix="shiftkit-blocks-"))
     home = root / "home"
     home.mkdir()
-    env = {**bench_env(home), "SHIFTKIT_BLOCKS": "on"}
+    env = {**bench_env(home), "SHIFTKIT_BLOCKS": "auto" if args.python else "on"}
+    if args.python:
+        shims = root / "bin"
+        shims.mkdir()
+        (shims / "python").write_text(f'#!/bin/sh\nexec {args.python.absolute()} "$@"\n')
+        (shims / "python").chmod(0o755)
+        env["PATH"] = f"{shims}:{env['PATH']}"
+    version = sh(["python", "-c", "import sys; print(sys.version.split()[0])"], root, env).strip()
     place = project(root, n, env)
     first, _ = finish(place, 1, env)
     for k in range(2, n + 1):
@@ -118,7 +133,9 @@ def main() -> int:
     file_env = {**env, "SHIFTKIT_BLOCKS": "off"}
     file_time, file_ran = finish(copies["files"], n + 1, file_env, edit=True)
     block_time, block_ran = finish(copies["blocks"], n + 1, env, edit=True)
+    how = "sys.monitoring" if tuple(map(int, version.split(".")[:2])) >= (3, 12) else "coverage.py"
     print(f"block sets: {n} passing features share pkg/ops.py; F{n + 1:03d}'s finish also edits f1")
+    print(f"  verifiers on Python {version}, measured by {how}")
     some = ", ".join(file_ran[:4])
     print(f"  file level:  re-verified {len(file_ran)} ({some}…), {file_time:.1f} s")
     print(
@@ -128,6 +145,8 @@ def main() -> int:
     print(
         f"  finish at {n} passing ÷ at 1 passing (block level): {block_time / first:.2f} (bar 1.5)"
     )
+    cost = overhead(place, env)
+    print(f"  a verifier run measured ÷ plain: {cost:.2f} (bar 1.15 with sys.monitoring)")
     ok = len(block_ran) <= 3 and len(file_ran) >= n - 1
     return 0 if ok else 1
 

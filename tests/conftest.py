@@ -252,6 +252,52 @@ def calc(pristine_calc: Path, tmp_path: Path) -> Path:
     return copy_of(pristine_calc, tmp_path)
 
 
+NEWER_PYTHON = "SHIFTKIT_TEST_NEWER_PYTHON"
+
+
+def newer_interpreter() -> Path:
+    """A Python 3.12+ (sys.monitoring) for verifiers: ``$SHIFTKIT_TEST_NEWER_PYTHON``, else
+    pyenv's newest 3.12+, else python3.13/python3.12 on PATH; a one-line failure without."""
+    named = os.environ.get(NEWER_PYTHON)
+    if named:
+        return Path(named)
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = sorted(pyenv.glob("3.1[2-9]*/bin/python3"), key=lambda p: p.parent.parent.name)
+    on_path = [shutil.which(name) for name in ("python3.13", "python3.12")]
+    for candidate in [*reversed(found), *(Path(p) for p in on_path if p)]:
+        return candidate
+    pytest.fail(f"no Python 3.12+ here for sys.monitoring block sets: set {NEWER_PYTHON}", False)
+
+
+@pytest.fixture(scope="session")
+def newer_python(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment additions that make `python` a Python 3.12+ with pytest (a venv of its
+    own) for the verifiers, while `shiftkit` stays this interpreter's."""
+    home = tmp_path_factory.mktemp("newer-python")
+    venv = home / "venv"
+    for args in (
+        [str(newer_interpreter()), "-m", "venv", str(venv)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "pytest>=8"],
+    ):
+        done = subprocess.run(args, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    shims = home / "bin"
+    shims.mkdir()
+    write(shims / "python", f'#!/bin/sh\nexec {venv}/bin/python "$@"\n').chmod(0o755)
+    return {"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture(params=["coverage", "sysmon"])
+def block_sets(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The two ways a verifier's Python processes are measured (decision records 0116, 0119):
+    coverage.py before 3.12 (asked for with `SHIFTKIT_BLOCKS=on`), `sys.monitoring` on 3.12+
+    (the default)."""
+    if request.param == "coverage":
+        return {"SHIFTKIT_BLOCKS": "on"}
+    additions: dict[str, str] = request.getfixturevalue("newer_python")
+    return additions
+
+
 def implement(project: Path, name: str, good: bool = True) -> None:
     ops = project / "calc" / "ops.py"
     body = GOOD_IMPL[name] if good else GOOD_IMPL[name].replace("return a", "return 0 * a")

@@ -1,7 +1,8 @@
 """Block-level dependency sets (issue 37; decision record 0116): while a pytest verifier
-passes, coverage records the code blocks it executed; a change re-verifies a passing feature
-only when a block it executed changed. Real pytest, real coverage, one module shared by
-three features (calc/ops.py: add, sub, mul, each its feature's function).
+passes, the code blocks it executed are recorded — by coverage.py before Python 3.12 (asked for
+with `SHIFTKIT_BLOCKS=on`), by `sys.monitoring` on 3.12+ (the default, decision record 0119);
+a change re-verifies a passing feature only when a block it executed changed. Real pytest on
+both interpreters, one module shared by three features (calc/ops.py: add, sub, mul).
 
 Twins: a module-level edit (a new import) touches every feature that imported the module;
 without block sets (file level) a change inside one function touches all of them."""
@@ -11,9 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from conftest import implement, shiftkit
-
-BLOCKS = {"SHIFTKIT_BLOCKS": "on"}
 
 
 def two_passing(calc: Path, env: dict[str, str]) -> None:
@@ -47,16 +47,27 @@ def finish_editing(project: Path, path: str, old: str, new: str, env: dict[str, 
     return found.group(1).strip().split(", ") if found else []
 
 
-def test_a_change_inside_one_function_re_verifies_its_feature_alone(calc: Path) -> None:
-    two_passing(calc, BLOCKS)
-    assert re_verified(calc, BLOCKS, "return a - b", "return -(b - a)") == ["F002"]
+def test_a_change_inside_one_function_re_verifies_its_feature_alone(
+    calc: Path, block_sets: dict[str, str]
+) -> None:
+    two_passing(calc, block_sets)
+    assert re_verified(calc, block_sets, "return a - b", "return -(b - a)") == ["F002"]
 
 
-def test_a_module_level_change_re_verifies_every_feature_that_imported_it(calc: Path) -> None:
-    two_passing(calc, BLOCKS)
-    assert re_verified(calc, BLOCKS, "def add", "import os\n\n\ndef add") == ["F001", "F002"]
+def test_a_module_level_change_re_verifies_every_feature_that_imported_it(
+    calc: Path, block_sets: dict[str, str]
+) -> None:
+    two_passing(calc, block_sets)
+    edit = ("def add", "import os\n\n\ndef add")
+    assert re_verified(calc, block_sets, *edit) == ["F001", "F002"]
 
 
-def test_file_level_sets_re_verify_every_reader(calc: Path) -> None:
-    two_passing(calc, {})
-    assert re_verified(calc, {}, "return a - b", "return -(b - a)") == ["F001", "F002"]
+@pytest.mark.parametrize("switch", ["off", "default"])
+def test_file_level_sets_re_verify_every_reader(
+    calc: Path, newer_python: dict[str, str], switch: str
+) -> None:
+    """Block sets off by name, or the default with verifiers on Python 3.11 (nothing measures
+    them): every feature that read the file."""
+    env = {**newer_python, "SHIFTKIT_BLOCKS": "off"} if switch == "off" else {}
+    two_passing(calc, env)
+    assert re_verified(calc, env, "return a - b", "return -(b - a)") == ["F001", "F002"]

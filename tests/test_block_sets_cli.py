@@ -14,7 +14,6 @@ import pytest
 from conftest import git_ok, ok, shiftkit, write
 from test_block_sets import finish_editing
 
-BLOCKS = {"SHIFTKIT_BLOCKS": "on"}
 COMMANDS = ("add", "total", "count")
 
 CLI = """import sys
@@ -52,7 +51,7 @@ def test_{name}():
 """
 
 
-def cli_project(scaffold: Path, env_expression: str) -> Path:
+def cli_project(scaffold: Path, env_expression: str, blocks: dict[str, str]) -> Path:
     write(scaffold / "app" / "__init__.py", "")
     write(scaffold / "app" / "__main__.py", "from app.cli import main\n\nmain()\n")
     write(scaffold / "app" / "cli.py", CLI)
@@ -67,20 +66,20 @@ def cli_project(scaffold: Path, env_expression: str) -> Path:
     ok(scaffold, "claim", "F000")
     ok(scaffold, "finish", "-m", "the environment builds")
     for feature in ("F001", "F002", "F003"):
-        assert shiftkit(scaffold, "claim", feature, env=BLOCKS).returncode == 0
-        done = shiftkit(scaffold, "finish", "-m", f"{feature} works", env=BLOCKS)
+        assert shiftkit(scaffold, "claim", feature, env=blocks).returncode == 0
+        done = shiftkit(scaffold, "finish", "-m", f"{feature} works", env=blocks)
         assert done.returncode == 0, done.output
     return scaffold
 
 
-def re_verified_after(project: Path, old: str, new: str) -> list[str]:
+def re_verified_after(project: Path, old: str, new: str, blocks: dict[str, str]) -> list[str]:
     """Edit app/cli.py as the work of a fourth feature and finish it: the passing features
     its gate re-ran."""
     ok(project, "add", "--description", "the CLI still works", "--step", "s", "--verify",
        "python -m app count 1")  # fmt: skip
     git_ok(project, "commit", "-q", "-am", "A feature for the refactor")
-    assert shiftkit(project, "claim", "F004", env=BLOCKS).returncode == 0
-    return finish_editing(project, "app/cli.py", old, new, BLOCKS)
+    assert shiftkit(project, "claim", "F004", env=blocks).returncode == 0
+    return finish_editing(project, "app/cli.py", old, new, blocks)
 
 
 INHERITED = (
@@ -99,7 +98,7 @@ SCRUBBED = '{"PYTHONPATH": os.getcwd(), "PATH": os.environ["PATH"]}'
     ids=["one-command", "shared-parser", "unmeasured-subprocess"],
 )  # fmt: skip
 def test_a_cli_change_re_verifies_the_features_that_ran_it(
-    scaffold: Path, env: str, old: str, new: str, expected: list[str]
+    scaffold: Path, block_sets: dict[str, str], env: str, old: str, new: str, expected: list[str]
 ) -> None:
-    project = cli_project(scaffold, env)
-    assert re_verified_after(project, old, new) == expected
+    project = cli_project(scaffold, env, block_sets)
+    assert re_verified_after(project, old, new, block_sets) == expected

@@ -135,6 +135,8 @@ def _blocks_ran(
     None when any process that opened a committed Python file went unmeasured."""
     from shiftkit.edge import blocksets
 
+    if not blocksets.wrote_data(directory):
+        return None  # (no process measured: every interpreter older than 3.12, say)
     code = {path for path in tracked if path.endswith(".py")}
     needed = set()
     for pid, seen in processes.items():

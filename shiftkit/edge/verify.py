@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -473,16 +474,22 @@ def temporary_checkout(root: Path, tree: str, tip: str | None = None) -> Iterato
     workdir = Path(tempfile.mkdtemp(prefix="shiftkit-verify-"))
     target = workdir / "tree"
     try:
-        gitio.run(["worktree", "add", "--detach", "-q", str(target), holder], root, clean_env=env)
+        with worktrees_changing(root):
+            gitio.run(
+                ["worktree", "add", "--detach", "-q", str(target), holder], root, clean_env=env
+            )
         imports.register(target, root)
         yield target
     finally:
         imports.forget(target)
         overlay_venv.forget(target)
         _BUILT.pop(str(target), None)
-        gitio.run(["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env)
-        shutil.rmtree(workdir, ignore_errors=True)
-        gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
+        with worktrees_changing(root):
+            gitio.run(
+                ["worktree", "remove", "--force", str(target)], root, check=False, clean_env=env
+            )
+            shutil.rmtree(workdir, ignore_errors=True)
+            gitio.run(["worktree", "prune"], root, check=False, clean_env=env)
 
 
 def checkout_changes(target: Path) -> list[str]:
@@ -515,6 +522,21 @@ def added_files(target: Path) -> list[str]:
 # checkout -> what its `init` built there (files beside the tree: a C extension's `.so`), kept
 # only when the project sets `code`: `init` is then the person's (decision record 0098)
 _BUILT: dict[str, frozenset[str]] = {}
+_WORKTREES = threading.Lock()
+
+
+@contextmanager
+def worktrees_changing(root: Path) -> Iterator[None]:
+    """One change to ``root``'s worktrees at a time, across threads and shiftkit processes (a
+    background verifier beside a `finish`): git reads every worktree's files to add one, and
+    a remove or prune deletes them under it ("failed to read .git/worktrees/tree/commondir")."""
+    import fcntl
+
+    from shiftkit.edge import gitio
+
+    with _WORKTREES, open(gitio.common_dir(root) / "shiftkit-worktrees.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def built_by_init(target: Path) -> frozenset[str]:
