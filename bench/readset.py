@@ -24,6 +24,7 @@ import resource
 import shutil
 import statistics
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
@@ -31,6 +32,8 @@ from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import markupsafe_project
+import seeding
 import slugify_project
 
 from shiftkit.core import affected
@@ -193,6 +196,77 @@ def real_project(show: bool = False, blocks: bool = False) -> list[Row]:
     ]
 
 
+def _seeded(
+    label: str, setup: Callable[[Path], tuple[Path, dict[str, str]]], show: bool, exact: bool
+) -> tuple[list[seeding.Outcome], int]:
+    """One real project adopted with block-level sets measured (`SHIFTKIT_BLOCKS=on`) and
+    every seed of it measured at both grains (`seeding.measure`): (outcomes, features)."""
+    home = scratch()
+    saved = dict(os.environ)
+    try:
+        slugify_project.use_environment(home)
+        os.environ["SHIFTKIT_BLOCKS"] = "on"
+        project, commands = setup(home)
+        seeds = setup_seeds[label](project)
+
+        def progress(one: seeding.Outcome) -> None:
+            if show:
+                print(
+                    f"{label} | {one.seed.kind} | {one.seed.name}: fail "
+                    f"{' '.join(sorted(one.failing)) or '-'}; files "
+                    f"{' '.join(sorted(one.by_files)) or '-'}; blocks "
+                    f"{' '.join(sorted(one.by_blocks)) or '-'}; executed "
+                    f"{'n/a' if one.executed is None else ' '.join(sorted(one.executed)) or '-'}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+        outcomes = seeding.measure(project, commands, seeds, progress, exact)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(home, ignore_errors=True)
+    return outcomes, len(commands)
+
+
+def _slugify(home: Path) -> tuple[Path, dict[str, str]]:
+    project, site = slugify_project.unpack(home)
+    env = dict(os.environ)
+    return project, slugify_project.adopt(project, site, lambda argv: sh(argv, project, env))
+
+
+def _markupsafe(home: Path) -> tuple[Path, dict[str, str]]:
+    project = markupsafe_project.unpack(home)
+    env = dict(os.environ)
+    return project, markupsafe_project.adopt(lambda argv: sh(argv, project, env))
+
+
+REAL = {"python-slugify": _slugify, "markupsafe": _markupsafe}
+setup_seeds = {
+    "python-slugify": slugify_project.every_seed,
+    "markupsafe": markupsafe_project.every_seed,
+}
+
+
+def seeded_table(projects: Sequence[str], show: bool = False, exact: bool = False) -> list[str]:
+    """The table of issue 37: each real project × seed kind × {file level, block level} ×
+    {recall, precision, verifier runs}, with the missed breaks at block level listed."""
+    results = {name: _seeded(name, REAL[name], show, exact) for name in projects}
+    lines = seeding.table(results)
+    for name, (outcomes, features) in results.items():
+        found = seeding.figures(outcomes, features)
+        lines.append(
+            f"{name}: {found.seeds} seeds × {features} features = "
+            f"{found.seeds * features} verifier runs without selection"
+        )
+        for seed, feature in found.missed:
+            lines.append(f"{name}: MISSED at block level: {seed}: {feature}")
+        for one in outcomes:
+            for feature in sorted(one.failing - one.by_files):
+                lines.append(f"{name}: missed at file level: {one.seed.name}: {feature}")
+    return lines
+
+
 def figures(
     rounds: int = 5, seeded: bool = True, ours: bool = True, show: bool = False
 ) -> list[Row]:
@@ -282,12 +356,27 @@ def main() -> None:
     parser.add_argument("--real-only", action="store_true", help="python-slugify's rows alone")
     parser.add_argument("--seeds", action="store_true", help="python-slugify's seeds on stderr")
     parser.add_argument(
-        "--blocks", action="store_true", help="python-slugify with block-level sets beside"
+        "--blocks",
+        action="store_true",
+        help="the real projects' table by seed kind, block-level sets beside file level",
+    )
+    parser.add_argument(
+        "--projects",
+        default=",".join(REAL),
+        help=f"with --blocks: which real projects (of {', '.join(REAL)})",
+    )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="with --blocks: every verifier not selected also run on its own (slow)",
     )
     args = parser.parse_args()
-    rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
     if args.blocks:
-        rows += real_project(args.seeds, blocks=True)
+        if not args.real_only:
+            print_rows("read sets", figures(args.rounds, not args.cost_only, True, False))
+        print("\n".join(seeded_table(args.projects.split(","), args.seeds, args.exact)))
+        return
+    rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
     print_rows("read sets", rows)
 
 
