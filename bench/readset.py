@@ -14,6 +14,16 @@ shiftkit, ten features whose verifiers run groups of its own tests, passed throu
 `check -j 1`, then the seeds of tests/slugify_project.py (every function and constant of
 slugify/, its tests' data, test settings, deletions, shadowing additions).
 Run `python bench/readset.py --real-only` for the real project's rows alone.
+
+`--blocks` (issue 37): python-slugify and MarkupSafe 3.0.2 (tests/markupsafe_project.py)
+adopted once each with block-level sets measured, then every seed — the hand-written ones and
+those `tests/seeding.py` generates: each function and method of the package raising, each
+literal of its module- and class-level assignments changed, each Python file unparsable —
+with the features selected by the same recorded sets at file level and at block level, and
+the truth from one run of every group's tests (`--exact`: each feature not selected run on
+its own besides). One table: project × seed kind × grain × {recall, precision, verifier
+runs}, and the ceiling: the precision of selecting exactly the features whose run executed a
+changed block — what any selector of executed blocks must select. `--projects` picks which.
 """
 
 from __future__ import annotations
