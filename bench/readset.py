@@ -14,6 +14,16 @@ shiftkit, ten features whose verifiers run groups of its own tests, passed throu
 `check -j 1`, then the seeds of tests/slugify_project.py (every function and constant of
 slugify/, its tests' data, test settings, deletions, shadowing additions).
 Run `python bench/readset.py --real-only` for the real project's rows alone.
+
+`--blocks` (issue 37): python-slugify and MarkupSafe 3.0.2 (tests/markupsafe_project.py)
+adopted once each with block-level sets measured, then every seed — the hand-written ones and
+those `tests/seeding.py` generates: each function and method of the package raising, each
+literal of its module- and class-level assignments changed, each Python file unparsable —
+with the features selected by the same recorded sets at file level and at block level, and
+the truth from one run of every group's tests (`--exact`: each feature not selected run on
+its own besides). One table: project × seed kind × grain × {recall, precision, verifier
+runs}, and the ceiling: the precision of selecting exactly the features whose run executed a
+changed block — what any selector of executed blocks must select. `--projects` picks which.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import resource
 import shutil
 import statistics
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
@@ -31,6 +42,8 @@ from _common import Row, bench_env, ms, print_rows, scratch, sh, side_by_side
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import markupsafe_project
+import seeding
 import slugify_project
 
 from shiftkit.core import affected
@@ -193,6 +206,77 @@ def real_project(show: bool = False, blocks: bool = False) -> list[Row]:
     ]
 
 
+def _seeded(
+    label: str, setup: Callable[[Path], tuple[Path, dict[str, str]]], show: bool, exact: bool
+) -> tuple[list[seeding.Outcome], int]:
+    """One real project adopted with block-level sets measured (`SHIFTKIT_BLOCKS=on`) and
+    every seed of it measured at both grains (`seeding.measure`): (outcomes, features)."""
+    home = scratch()
+    saved = dict(os.environ)
+    try:
+        slugify_project.use_environment(home)
+        os.environ["SHIFTKIT_BLOCKS"] = "on"
+        project, commands = setup(home)
+        seeds = setup_seeds[label](project)
+
+        def progress(one: seeding.Outcome) -> None:
+            if show:
+                print(
+                    f"{label} | {one.seed.kind} | {one.seed.name}: fail "
+                    f"{' '.join(sorted(one.failing)) or '-'}; files "
+                    f"{' '.join(sorted(one.by_files)) or '-'}; blocks "
+                    f"{' '.join(sorted(one.by_blocks)) or '-'}; executed "
+                    f"{'n/a' if one.executed is None else ' '.join(sorted(one.executed)) or '-'}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+        outcomes = seeding.measure(project, commands, seeds, progress, exact)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        shutil.rmtree(home, ignore_errors=True)
+    return outcomes, len(commands)
+
+
+def _slugify(home: Path) -> tuple[Path, dict[str, str]]:
+    project, site = slugify_project.unpack(home)
+    env = dict(os.environ)
+    return project, slugify_project.adopt(project, site, lambda argv: sh(argv, project, env))
+
+
+def _markupsafe(home: Path) -> tuple[Path, dict[str, str]]:
+    project = markupsafe_project.unpack(home)
+    env = dict(os.environ)
+    return project, markupsafe_project.adopt(lambda argv: sh(argv, project, env))
+
+
+REAL = {"python-slugify": _slugify, "markupsafe": _markupsafe}
+setup_seeds = {
+    "python-slugify": slugify_project.every_seed,
+    "markupsafe": markupsafe_project.every_seed,
+}
+
+
+def seeded_table(projects: Sequence[str], show: bool = False, exact: bool = False) -> list[str]:
+    """The table of issue 37: each real project × seed kind × {file level, block level} ×
+    {recall, precision, verifier runs}, with the missed breaks at block level listed."""
+    results = {name: _seeded(name, REAL[name], show, exact) for name in projects}
+    lines = seeding.table(results)
+    for name, (outcomes, features) in results.items():
+        found = seeding.figures(outcomes, features)
+        lines.append(
+            f"{name}: {found.seeds} seeds × {features} features = "
+            f"{found.seeds * features} verifier runs without selection"
+        )
+        for seed, feature in found.missed:
+            lines.append(f"{name}: MISSED at block level: {seed}: {feature}")
+        for one in outcomes:
+            for feature in sorted(one.failing - one.by_files):
+                lines.append(f"{name}: missed at file level: {one.seed.name}: {feature}")
+    return lines
+
+
 def figures(
     rounds: int = 5, seeded: bool = True, ours: bool = True, show: bool = False
 ) -> list[Row]:
@@ -282,12 +366,27 @@ def main() -> None:
     parser.add_argument("--real-only", action="store_true", help="python-slugify's rows alone")
     parser.add_argument("--seeds", action="store_true", help="python-slugify's seeds on stderr")
     parser.add_argument(
-        "--blocks", action="store_true", help="python-slugify with block-level sets beside"
+        "--blocks",
+        action="store_true",
+        help="the real projects' table by seed kind, block-level sets beside file level",
+    )
+    parser.add_argument(
+        "--projects",
+        default=",".join(REAL),
+        help=f"with --blocks: which real projects (of {', '.join(REAL)})",
+    )
+    parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="with --blocks: every verifier not selected also run on its own (slow)",
     )
     args = parser.parse_args()
-    rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
     if args.blocks:
-        rows += real_project(args.seeds, blocks=True)
+        if not args.real_only:
+            print_rows("read sets", figures(args.rounds, not args.cost_only, True, False))
+        print("\n".join(seeded_table(args.projects.split(","), args.seeds, args.exact)))
+        return
+    rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
     print_rows("read sets", rows)
 
 

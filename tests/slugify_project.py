@@ -12,12 +12,14 @@ nothing is fetched while measuring.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tarfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+import seeding
+from seeding import FUNCTION_EDIT, MODULE, TEST, Seed, apply, git, reset
 
 DATA = Path(__file__).resolve().parent / "data" / "python-slugify"
 SDIST = DATA / "python-slugify-5.0.2.tar.gz"
@@ -114,17 +116,6 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-class Seed(NamedTuple):
-    """One seeded change of the project: ``path`` rewritten by replacing ``old`` (once, it
-    must be there) with ``new``; ``old`` None: ``new`` is the whole text of a new file; ``new``
-    None: the file deleted."""
-
-    name: str
-    path: str
-    old: str | None
-    new: str | None
-
-
 _SL = "slugify/slugify.py"
 SEEDS: tuple[Seed, ...] = (
     # slugify/slugify.py: each function, most at the same size (a stat sees nothing)
@@ -133,78 +124,145 @@ SEEDS: tuple[Seed, ...] = (
         _SL,
         "len(string) < max_length",
         "len(string) > max_length",
+        FUNCTION_EDIT,
     ),
-    Seed("smart_truncate: word lengths", _SL, "next_len < max_length", "next_len > max_length"),
-    Seed("smart_truncate: save_order inverted", _SL, "if save_order:", "if not save_order:"),
+    Seed(
+        "smart_truncate: word lengths",
+        _SL,
+        "next_len < max_length",
+        "next_len > max_length",
+        FUNCTION_EDIT,
+    ),
+    Seed(
+        "smart_truncate: save_order inverted",
+        _SL,
+        "if save_order:",
+        "if not save_order:",
+        FUNCTION_EDIT,
+    ),
     Seed(
         "smart_truncate: separators kept",
         _SL,
         "string = string.strip(separator)",
         "string = string.strip(' '      )",
+        FUNCTION_EDIT,
     ),
-    Seed("slugify: uppercased", _SL, "text = text.lower()", "text = text.upper()"),
+    Seed("slugify: uppercased", _SL, "text = text.lower()", "text = text.upper()", FUNCTION_EDIT),
     Seed(
         "slugify: no transliteration",
         _SL,
         "text = unidecode.unidecode(text)",
         "text = text  # unidecode.unidecode",
+        FUNCTION_EDIT,
     ),
     Seed(
         "slugify: stopwords kept",
         _SL,
         "if w not in stopwords_lower]",
         "if w     in stopwords_lower]",
+        FUNCTION_EDIT,
     ),
-    Seed("slugify: replacements reversed", _SL, "text.replace(old, new)", "text.replace(new, old)"),
-    Seed("slugify: truncation skipped", _SL, "if max_length > 0:", "if max_length > 9:"),
+    Seed(
+        "slugify: replacements reversed",
+        _SL,
+        "text.replace(old, new)",
+        "text.replace(new, old)",
+        FUNCTION_EDIT,
+    ),
+    Seed(
+        "slugify: truncation skipped",
+        _SL,
+        "if max_length > 0:",
+        "if max_length > 9:",
+        FUNCTION_EDIT,
+    ),
     Seed(
         "slugify: separator ignored",
         _SL,
         "if separator != DEFAULT_SEPARATOR:",
         "if separator == DEFAULT_SEPARATOR:",
+        FUNCTION_EDIT,
     ),
     # slugify/slugify.py: its constants
-    Seed("constant: entity pattern", _SL, r"r'&(%s);'", r"r'&(%s):'"),
-    Seed("constant: decimal pattern", _SL, r"r'&#(\d+);'", r"r'&#(\d+):'"),
-    Seed("constant: hexadecimal pattern", _SL, r"r'&#x([\da-fA-F]+);'", r"r'&#X([\da-fA-F]+);'"),
-    Seed("constant: allowed characters", _SL, r"r'[^-a-z0-9]+'", r"r'[^-a-y0-9]+'"),
-    Seed("constant: duplicate dashes", _SL, r"r'-{2,}'", r"r'-{3,}'"),
-    Seed("constant: numbers pattern", _SL, r"r'(?<=\d),(?=\d)'", r"r'(?<=\d);(?=\d)'"),
-    Seed("constant: default separator", _SL, "DEFAULT_SEPARATOR = '-'", "DEFAULT_SEPARATOR = '_'"),
+    Seed("constant: entity pattern", _SL, r"r'&(%s);'", r"r'&(%s):'", MODULE),
+    Seed("constant: decimal pattern", _SL, r"r'&#(\d+);'", r"r'&#(\d+):'", MODULE),
+    Seed(
+        "constant: hexadecimal pattern",
+        _SL,
+        r"r'&#x([\da-fA-F]+);'",
+        r"r'&#X([\da-fA-F]+);'",
+        MODULE,
+    ),
+    Seed("constant: allowed characters", _SL, r"r'[^-a-z0-9]+'", r"r'[^-a-y0-9]+'", MODULE),
+    Seed("constant: duplicate dashes", _SL, r"r'-{2,}'", r"r'-{3,}'", MODULE),
+    Seed("constant: numbers pattern", _SL, r"r'(?<=\d),(?=\d)'", r"r'(?<=\d);(?=\d)'", MODULE),
+    Seed(
+        "constant: default separator",
+        _SL,
+        "DEFAULT_SEPARATOR = '-'",
+        "DEFAULT_SEPARATOR = '_'",
+        MODULE,
+    ),
     # slugify/special.py, slugify/__init__.py, slugify/__main__.py
-    Seed("special: German pre-translation", "slugify/special.py", "(u'ä', u'ae')", "(u'ä', u'aa')"),
+    Seed(
+        "special: German pre-translation",
+        "slugify/special.py",
+        "(u'ä', u'ae')",
+        "(u'ä', u'aa')",
+        MODULE,
+    ),
     Seed(
         "special: add_uppercase_char",
         "slugify/special.py",
         "char_list.insert(0, upper_dict)",
         "char_list.append(upper_dict)  ",
+        FUNCTION_EDIT,
     ),
     Seed(
         "special: a name error at import",
         "slugify/special.py",
         "CYRILLIC + GERMAN + GREEK",
         "CYRILLIC + GERMAN + GREKK",
+        MODULE,
     ),
     Seed(
         "__init__: special no longer exported",
         "slugify/__init__.py",
         "from .special import *\n",
         "",
+        MODULE,
     ),
-    Seed("__init__: the version", "slugify/__init__.py", "'5.0.2'", "'5.0.3'"),
-    Seed("__main__: --no-entities", "slugify/__main__.py", "dest='entities'", "dest='entitiez'"),
-    Seed("__main__: replacement separator", "slugify/__main__.py", "SEP = '->'", "SEP = '=>'"),
+    Seed("__init__: the version", "slugify/__init__.py", "'5.0.2'", "'5.0.3'", MODULE),
+    Seed(
+        "__main__: --no-entities",
+        "slugify/__main__.py",
+        "dest='entities'",
+        "dest='entitiez'",
+        FUNCTION_EDIT,
+    ),
+    Seed(
+        "__main__: replacement separator",
+        "slugify/__main__.py",
+        "SEP = '->'",
+        "SEP = '=>'",
+        FUNCTION_EDIT,
+    ),
     Seed(
         "__main__: words joined",
         "slugify/__main__.py",
         '" ".join(args.input_string)',
         '"-".join(args.input_string)',
+        FUNCTION_EDIT,
     ),
     # the tests' own data, the test settings, and files nobody runs
     Seed(
-        "test data: an expected slug", "test.py", '"jaja-lol-mememeoo-a"', '"jaja-lol-mememeoo-b"'
+        "test data: an expected slug",
+        "test.py",
+        '"jaja-lol-mememeoo-a"',
+        '"jaja-lol-mememeoo-b"',
+        TEST,
     ),
-    Seed("test data: a CLI default", "test.py", "'max_length': 0,", "'max_length': 1,"),
+    Seed("test data: a CLI default", "test.py", "'max_length': 0,", "'max_length': 1,", TEST),
     Seed(
         "setup.cfg: pytest options",
         "setup.cfg",
@@ -230,6 +288,16 @@ SEEDS: tuple[Seed, ...] = (
     Seed("a pytest.ini with an unknown option", "pytest.ini", None, "[pytest]\naddopts = --nope\n"),
     Seed("an unused module added", "slugify/helpers.py", None, "X = 1\n"),
 )
+
+
+PACKAGE = ("slugify/__init__.py", "slugify/__main__.py", "slugify/slugify.py", "slugify/special.py")
+
+
+def every_seed(project: Path) -> list[Seed]:
+    """The hand-written seeds and those generated from the source (`seeding.generated`:
+    every function of slugify/ raising, every literal of its assignments changed, every
+    Python file unparsable)."""
+    return [*SEEDS, *seeding.generated(project, PACKAGE, ("test.py", "setup.py"))]
 
 
 def unpack(into: Path) -> tuple[Path, Path]:
@@ -275,54 +343,33 @@ def adopt(
     group and finish each through a claim, as a user would — every verifier passes under
     `finish`, which records its read set — then run CI's `check` at HEAD. Returns feature id
     → verify command."""
+    verifies = {description: verifier(site, nodes) for description, nodes in groups.items()}
+    return adopt_features(run, "python-slugify 5.0.2", verifies)
+
+
+def adopt_features(run: Run, name: str, verifies: Mapping[str, str]) -> dict[str, str]:
+    """`adopt` for any project unpacked in the folder ``run`` runs in (``name``: what it is,
+    for the first commit; ``verifies``: each feature's description → its verify command)."""
     run(["git", "init", "-q"])
     run(["git", "add", "-A"])
-    run(["git", "commit", "-q", "-m", "python-slugify 5.0.2, from its sdist"])
+    run(["git", "commit", "-q", "-m", f"{name}, from its sdist"])
     # (`code` unset: these sets measure the work tree's reads, as before decision 0086)
     run(["shiftkit", "new", ".", "--defaults", "--data", "code=none"])
     commands: dict[str, str] = {}
-    for number, (description, nodes) in enumerate(groups.items(), start=1):
-        command = verifier(site, nodes)
+    for number, (description, command) in enumerate(verifies.items(), start=1):
         run(["shiftkit", "add", "--description", description, "--step", "run its tests",
              "--verify", command])  # fmt: skip
         commands[f"F{number:03d}"] = command
     run(["git", "add", "-A"])
-    run(["git", "commit", "-q", "-m", "python-slugify's features, by its own tests"])
+    run(["git", "commit", "-q", "-m", f"{name}'s features, by its own tests"])
     for feature_id in ["F000", *commands]:
         run(["shiftkit", "claim", feature_id])
         run(["shiftkit", "finish", "-m", f"{feature_id} passes"])
     # CI's check at HEAD: every verifier again, one after another in one checkout (so all
-    # but the first import python-slugify from the bytecode the first wrote), each recording
+    # but the first import the project from the bytecode the first wrote), each recording
     # its read set at HEAD's tree.
     run(["shiftkit", "check", "-j", "1"])
     return commands
-
-
-def apply(project: Path, seed: Seed) -> None:
-    path = project / seed.path
-    if seed.new is None:
-        path.unlink()
-        return
-    if seed.old is None:
-        before = path.read_text(encoding="utf-8") if path.exists() else ""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(before + seed.new, encoding="utf-8")
-        return
-    text = path.read_text(encoding="utf-8")
-    if seed.old not in text:
-        raise ValueError(f"seed {seed.name!r}: {seed.old!r} is not in {seed.path}")
-    path.write_text(text.replace(seed.old, seed.new, 1), encoding="utf-8")
-
-
-def git(project: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=project, capture_output=True, text=True, check=True
-    ).stdout
-
-
-def reset(project: Path) -> None:
-    git(project, "reset", "-q", "--hard")
-    git(project, "clean", "-q", "-f", "-d")  # (ignored caches kept: a user's work tree)
 
 
 class Outcome(NamedTuple):
@@ -378,51 +425,14 @@ def _truth(
     failing = set()
     with verify.temporary_checkout(project, tree) as checkout:
         alone = list(commands)
-        if site is not None:
-            broken = _suite_failures(checkout, site, commands)
+        broken = seeding.suite_failures(checkout, commands) if site is not None else None
+        if broken is not None:
             failing |= broken & selected
             alone = [feature_id for feature_id in commands if feature_id not in selected]
         for feature_id in alone:
             if not verify.run_verifier(commands[feature_id], checkout, 300).ok:
                 failing.add(feature_id)
     return frozenset(failing)
-
-
-def _suite_failures(checkout: Path, site: Path, commands: Mapping[str, str]) -> set[str]:
-    """The features one run of every group's tests says fail (all of them when the run
-    breaks down before its report)."""
-    import tempfile
-    import xml.etree.ElementTree as ET
-
-    from shiftkit.edge import verify
-
-    nodes = {
-        feature_id: command.split(" -p no:cacheprovider ", 1)[1].split()
-        for feature_id, command in commands.items()
-    }
-    every = sorted({node for group in nodes.values() for node in group})
-    with tempfile.TemporaryDirectory(prefix="slugify-report-") as folder:
-        report = Path(folder) / "junit.xml"
-        ran = verify.run_command(
-            verifier(site, every) + f" --junitxml={report} -o junit_family=xunit1", checkout, 300
-        )
-        if ran.exit_code not in (0, 1) or not report.exists():
-            return set(commands)
-        cases = ET.parse(report).getroot().iter("testcase")
-        outcome = {}
-        for case in cases:
-            bad = any(child.tag in ("failure", "error", "skipped") for child in case)
-            module, _, cls = case.get("classname", "").rpartition(".")
-            outcome[f"{module}.py::{cls}::{case.get('name')}"] = bad
-    failing = set()
-    for feature_id, group in nodes.items():
-        for node in group:
-            ran_here = [
-                bad for name, bad in outcome.items() if name == node or name.startswith(node + "::")
-            ]
-            if not ran_here or any(ran_here):
-                failing.add(feature_id)
-    return failing
 
 
 class Figures(NamedTuple):
