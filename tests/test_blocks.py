@@ -67,6 +67,9 @@ def test_a_function_that_shadows_a_name_or_is_decorated_changes_the_module_block
         "\n\ndef len(a):\n    return 0\n",  # (shadows a builtin)
         "\n\ndef LIMIT():\n    return 1\n",  # (replaces a global)
         "\n\n@staticmethod\ndef mul(a, b):\n    return a * b\n",  # (decorated: runs at import)
+        "\n\ndef __getattr__(name):\n    return 4\n",  # (PEP 562: Python calls it)
+        "\n\ndef __dir__():\n    return []\n",
+        '\n\n__all__ = ["mul"]\n\n\ndef mul(a, b):\n    return a * b\n',  # (by string)
     ):
         assert blocks.MODULE in changed(BASE, BASE + added), added
 

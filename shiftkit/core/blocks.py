@@ -72,13 +72,16 @@ def _inner_bodies(node: ast.stmt) -> Iterator[list[ast.stmt]]:
 
 def _referenced(tree: ast.Module) -> set[str]:
     """Names the module's code could resolve to one of its functions: every name it uses or
-    binds (a new function of such a name shadows or replaces something), and the builtins."""
+    binds (a new function of such a name shadows or replaces something), the builtins, and
+    every string that could name one (`__all__`, `getattr(module, "f")`)."""
     import builtins
 
     found = set(dir(builtins))
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             found.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
         elif isinstance(node, ast.alias):
             found.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.Global | ast.Nonlocal):
@@ -86,10 +89,15 @@ def _referenced(tree: ast.Module) -> set[str]:
     return found
 
 
+def _dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 def _skeleton(body: list[ast.stmt], in_class: bool, referenced: set[str]) -> list[ast.stmt]:
     """``body`` as the module block sees it: every function's body left out; a module-level
-    function that nothing could be looking up — not decorated, no default values, its name
-    used nowhere in the module (`_referenced`) — left out whole, so adding one to a shared
+    function that nothing could be looking up — not decorated, no default values, not a
+    `__name__` the interpreter calls, its name used nowhere in the module (`_referenced`) —
+    left out whole, so adding one to a shared
     module touches no run that did not execute it. Methods always stay (a new method can
     override an inherited one that some run executed)."""
     kept: list[ast.stmt] = []
@@ -98,6 +106,7 @@ def _skeleton(body: list[ast.stmt], in_class: bool, referenced: set[str]) -> lis
             args = node.args
             looked_up = (
                 in_class
+                or _dunder(node.name)  # (Python looks these up itself: `__getattr__`, `__dir__`)
                 or node.decorator_list
                 or args.defaults
                 or any(d is not None for d in args.kw_defaults)
