@@ -14,8 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from shiftkit.core import affected, blocks
 
 LIB = "import os\n\nLIMIT = 3\n"
