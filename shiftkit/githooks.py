@@ -17,14 +17,20 @@ USAGE_TEXT = (
 def main(argv: list[str]) -> int:
     if argv[:1] == ["pre-commit"] and len(argv) == 1:
         from shiftkit import hooks
+        from shiftkit.edge import framework_env
 
         root = hooks.worktree_root()
+        # (run from the hook repository's environment: as the local route, decision 0118)
+        framework_env.judge_here(root, hooks.own_git_dir(root), argv)
         hooks.beat(root)
         return hooks.pre_commit(root)
     if argv[:1] == ["commit-msg"] and len(argv) == 2:
         from shiftkit import hooks
+        from shiftkit.edge import framework_env
 
-        return hooks.commit_msg(hooks.worktree_root(), argv[1])
+        root = hooks.worktree_root()
+        framework_env.judge_here(root, hooks.own_git_dir(root), argv)
+        return hooks.commit_msg(root, argv[1])
     if argv[:1] == ["reference-transaction"] and len(argv) == 2:
         from shiftkit import transaction
 

@@ -422,8 +422,11 @@ def test_a_template_from_a_hosted_repository_is_installed_from_it(tmp_path: Path
     CI installs that repository at the commit rendered; an explicit ci_install wins."""
     origin = "https://github.com/example/shiftkit"
     commit = "0123456789abcdef0123456789abcdef01234567"
+    # (`hook_source=local`: the hooks from a hosted repository are its default now, and this
+    # one no test reaches; tests/test_hook_repository.py serves one, ADR 0118)
     copier = [sys.executable, "-m", "copier", "copy", "--trust", "--defaults", "--data",
-              f"template_origin={origin}", "--data", f"template_origin_ref={commit}"]  # fmt: skip
+              f"template_origin={origin}", "--data", f"template_origin_ref={commit}",
+              "--data", "hook_source=local"]  # fmt: skip
     template = str(Path(__file__).parent.parent)
     copied = run([*copier, template, "hosted"], tmp_path)
     assert copied.returncode == 0, copied.output

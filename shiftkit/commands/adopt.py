@@ -154,8 +154,11 @@ def adopt(
                 f"{exc.message}; adoption undone, the directory is as it was", exc.exit_code
             ) from None
     if not quiet:
-        if template_line is not None:
+        if template_line is not None:  # (copier's task said both lines itself)
             print(template_line(), file=sys.stderr, flush=True)
+            hooks = rendering.hooks_line(destination)
+            if hooks is not None:
+                print(hooks, file=sys.stderr, flush=True)
         for step in steps:
             if step.action != adoption.SAME:
                 print(f"{step.action:>10}  {step.path}", file=sys.stderr)

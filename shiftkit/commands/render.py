@@ -230,6 +230,23 @@ def ci_line(destination: Path) -> str | None:
     )
 
 
+def hooks_line(destination: Path) -> str | None:
+    """One line when the commit hooks come from the shiftkit repository (`hook_source:
+    repository`, the default for a source CI reaches: decision 0118), not the installed
+    shiftkit."""
+    answers = recorded_answers_raw(destination)
+    if answers.get("hook_source") != "repository":
+        return None
+    rev = str(answers.get("hook_rev") or "").strip()
+    return (
+        f"hooks: .pre-commit-config.yaml runs shiftkit's hooks from "
+        f"{str(answers.get('hook_repository') or '').strip()} at {rev[:12]}, which pre-commit "
+        f"installs wherever they run (CI included); where `shiftkit setup` ran, they hand each "
+        f"commit to the shiftkit it recorded (`copier update --data hook_source=local`: the "
+        f"installed shiftkit only)"
+    )
+
+
 def recorded_answers_raw(destination: Path) -> dict[str, object]:
     """Everything a project's `.copier-answers.yml` holds, copier's own keys included."""
     import yaml

@@ -53,9 +53,9 @@ def run(
     if not quiet:
         line = render.recorded_line(destination, Path(template) if template else None, ref)
         print(line, file=sys.stderr, flush=True)
-        ci = render.ci_line(destination)
-        if ci is not None:
-            print(ci, file=sys.stderr, flush=True)
+        for said in (render.ci_line(destination), render.hooks_line(destination)):
+            if said is not None:
+                print(said, file=sys.stderr, flush=True)
     source = render.Source(template, ref or None, True, _recorded_origin(destination, ref))
     settled = settle_decisions(destination, source, quiet) if operation == "copy" else None
     answers = render.recorded_answers(destination)
