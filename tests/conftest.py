@@ -283,7 +283,8 @@ def newer_python(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         assert done.returncode == 0, done.stdout + done.stderr
     shims = home / "bin"
     shims.mkdir()
-    write(shims / "python", f'#!/bin/sh\nexec {venv}/bin/python "$@"\n').chmod(0o755)
+    for name in ("python", "python3"):  # (python3: what an installing init's overlay uses)
+        write(shims / name, f'#!/bin/sh\nexec {venv}/bin/python "$@"\n').chmod(0o755)
     return {"PATH": f"{shims}{os.pathsep}{os.environ['PATH']}"}
 
 

@@ -73,7 +73,7 @@ def test_a_passing_feature_the_change_cannot_touch_is_not_run_again(scaffold: Pa
     out = ok(scaffold, "finish", "-m", "b.txt exists")
     # F001's verifier read a.txt alone (of what the tree holds): b's change cannot break it.
     assert "F001" not in _reverified(out)
-    assert "untouched, by what their verifiers read" in out
+    assert "untouched, by the files their verifiers read" in out
     assert _passing(scaffold) == {"F000", "F001", "F002"}
 
 

@@ -178,20 +178,36 @@ def verify(feature_id: str | None, as_json: bool) -> int:
     default=None,
     help="Verify first the features the change since REV can break (CI: the push's base).",
 )
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Also run the features that passed at an earlier tree and that nothing changed since "
+    "touches (run last).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def check(
-    jobs: int | None, no_demote: bool, as_json: bool, isolated: bool, since: str | None
+    jobs: int | None,
+    no_demote: bool,
+    as_json: bool,
+    isolated: bool,
+    since: str | None,
+    every: bool,
 ) -> int:
-    """Verify every passing feature at HEAD's committed tree; demote what fails.
+    """Verify the passing features at HEAD's committed tree; demote what fails.
 
     Each verifier runs (after init) in a temporary checkout of exactly HEAD's tree; a pass
-    recorded at that tree before is not run again. Exit 0 when all pass, 1 when any fails
-    (demoted in one commit of the list and the log: repair first).
+    recorded at that tree before is not run again, nor one at an earlier tree that nothing
+    changed since can touch (the gates' selection: `--all` runs those too; `--isolated` runs
+    every verifier). Exit 0 when all pass, 1 when any fails (demoted in one commit of the
+    list and the log: repair first).
     """
     from shiftkit.commands import check as checking
 
     live = sys.stdout.isatty() and not as_json
-    return checking.check(_context(), jobs, not no_demote, as_json, live, _say, isolated, since)
+    return checking.check(
+        _context(), jobs, not no_demote, as_json, live, _say, isolated, since, carry=not every
+    )
 
 
 @cli.command()

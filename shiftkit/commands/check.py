@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 from shiftkit.commands import outgoing
 from shiftkit.core import features
+from shiftkit.core.affected import Skipped
 from shiftkit.core.errors import BadInput, Refused
 from shiftkit.edge import culprit, gitio, overlay, regression, state, verify
 from shiftkit.edge.context import Context, short
@@ -50,6 +51,10 @@ class Report(NamedTuple):
     affected: tuple[str, ...] = ()  # the features that change can break: verified first
     restored: tuple[tuple[str, str], ...] = ()  # (feature id, its overlay's note): 0081
     remarked: tuple[str, ...] = ()  # demoted features passing again: re-marked (0093)
+    # passing features not run: passed at an earlier tree, and nothing they ran or read has
+    # changed since (the gate's selection; `check --all` runs them), by feature: that tree
+    carried: tuple[tuple[str, str], ...] = ()
+    skipped: Skipped = Skipped()
 
     @property
     def all_pass(self) -> bool:
@@ -81,6 +86,7 @@ class Report(NamedTuple):
             "affected": list(self.affected),
             "oracle_restored": dict(self.restored),
             "remarked": list(self.remarked),
+            "carried": dict(self.carried),
         }
 
     def _blame_json(self, feature_id: str) -> dict[str, Any]:
@@ -97,11 +103,14 @@ def verify_head(
     progress: Callable[[int, int, regression.Job, verify.Outcome], None] | None = None,
     isolated: bool = False,
     since: str | None = None,
+    carry: bool = False,
 ) -> Report:
     """Verify every passing feature at HEAD's tree (a pass recorded there before is not run
     again), and demote what fails in one commit unless ``demote`` is False. ``isolated``:
     every verifier run in `verify.isolated_environment`, none taken from the cache.
-    ``since``: the features the change since that commit can break are verified first."""
+    ``since``: the features the change since that commit can break are verified first.
+    ``carry``: a pass at an earlier tree that the change since touches nothing of (the
+    gates' selection) is not run again; without it, such features run after the rest."""
     _require_checkable(ctx, demote)
     cfg = ctx.config
     feature_list = read_features_at(ctx.root, "HEAD", cfg.features)
@@ -118,6 +127,13 @@ def verify_head(
     todo = [job for job, done in zip(work, checked, strict=True) if not done]
     since_oid, first = _affected_first(ctx, since, todo)
     todo = [*first, *(job for job in todo if job not in first)]
+    # (isolated: CI's oracle, which trusts no selection either)
+    carried, skipped = regression.untouched(ctx, tree, todo) if not isolated else ({}, None)
+    if carry:
+        todo = [job for job in todo if job.feature.id not in carried]
+    else:  # (what the change can break first: the quick answer)
+        todo = sorted(todo, key=lambda job: job.feature.id in carried)
+        carried, skipped = {}, None
     # (a demoted feature earned before that passes here is repaired: re-marked, decision 0093)
     repairable = regression.repairable(ctx, feature_list) if demote else []
     todo += repairable
@@ -174,6 +190,8 @@ def verify_head(
         affected=tuple(job.feature.id for job in first),
         restored=tuple((job.feature.id, made.note()) for job, made in restored.items()),
         remarked=tuple(job.feature.id for job in repaired),
+        carried=tuple(carried.items()),
+        skipped=skipped or Skipped(),
     )
 
 
@@ -233,6 +251,7 @@ def check(
     say: Say,
     isolated: bool = False,
     since: str | None = None,
+    carry: bool = False,
 ) -> int:
     """`shiftkit check`: 0 when every passing feature passes at HEAD, else 1."""
 
@@ -240,7 +259,7 @@ def check(
         if live:
             say(f"[{n}/{of}] {job.feature.id} {outcome.summary()} ({outcome.seconds:.1f}s)")
 
-    report = verify_head(ctx, workers, demote, progress, isolated, since)
+    report = verify_head(ctx, workers, demote, progress, isolated, since, carry)
     if as_json:
         import json
 
@@ -256,6 +275,12 @@ def _text(report: Report) -> str:
         f"{report.ran} verified now ({report.ran - len(report.failed)} passed, "
         f"{len(report.failed)} failed), {report.cached} already verified at this tree"
     ]
+    if report.carried:
+        count = len(report.carried)
+        lines.append(
+            f"not run: {count} that passed at an earlier tree{report.skipped.clause()} — "
+            f"`shiftkit check --all` runs {'it' if count == 1 else 'them'} too"
+        )
     if report.since is not None:
         named = ", ".join(report.affected) or "none"
         lines.append(
@@ -285,9 +310,10 @@ def _text(report: Report) -> str:
         lines.append(f"demoted {ids} in {short(report.demoted_in)}: repair first")
     elif report.failed:
         lines.append("not demoted (--no-demote)")
+    carried = f" ({len(report.carried)} carried from an earlier tree)" if report.carried else ""
     if not report.failed and not report.unverifiable:
-        if report.all_pass:
+        if report.all_pass and not carried:
             lines.append(f"all {report.features} features pass (checked at HEAD) — nothing to do")
         else:
-            lines.append(f"all {report.passing} passing features pass at HEAD")
+            lines.append(f"all {report.passing} passing features pass at HEAD{carried}")
     return "\n".join(lines)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+from shiftkit.core import affected as affected_sets
 from shiftkit.core import features
 from shiftkit.core.errors import Refused
 from shiftkit.edge import culprit, fold, gitio, parking, regression, revisions, state, verify
@@ -42,6 +43,7 @@ class Verdict(NamedTuple):
     blamed: dict[str, culprit.Culprit]
     passed: list[regression.Job]
     transient: tuple[Transient, ...] = ()
+    skipped: affected_sets.Skipped = affected_sets.Skipped()  # not re-run, by why
 
     @property
     def broken(self) -> bool:
@@ -105,15 +107,18 @@ def changing(ctx: Context, outgoing: Sequence[revisions.Commit]) -> list[revisio
     return [c for c in outgoing if not changed[c.oid] <= ours]
 
 
-def affected(ctx: Context, work: Sequence[regression.Job], tree: str) -> list[regression.Job]:
+def affected(
+    ctx: Context, work: Sequence[regression.Job], tree: str
+) -> tuple[list[regression.Job], affected_sets.Skipped]:
     """The jobs whose feature a move to ``tree`` can break: each judged by its read set
     against the change since the tree it was measured at, an unknown set affected by every
-    change (`readsets.affected_at`, decision record 0053)."""
+    change (`readsets.selection_at`, decision record 0053); and why the rest are not."""
     from shiftkit.edge import readsets
 
     commands = {job.feature.id: job.command for job in work}
-    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
-    return [job for job in work if job.feature.id in touched]
+    chosen = readsets.selection_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx))
+    touched = set(chosen.touched)
+    return [job for job in work if job.feature.id in touched], chosen.skipped
 
 
 def affected_by(
@@ -172,7 +177,7 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
         return None
     tree = gitio.out(["rev-parse", f"{tip}^{{tree}}"], ctx.root).strip()
     every = regression.jobs(feature_list, regression.passing_ids(feature_list), cfg.verify)
-    work = affected(ctx, every, tree)
+    work, skipped = affected(ctx, every, tree)
     done = [job for job in work if regression.is_checked(ctx, tree, job)]
     todo = [job for job in work if not regression.is_checked(ctx, tree, job)]
     results = _run(ctx, tree, todo, workers, tip) if todo else []
@@ -185,7 +190,7 @@ def judge(ctx: Context, tip: str, held: Sequence[str], workers: int) -> Verdict 
     rest = [job for job in listed if job.feature.id not in failed]
     passing = {job.feature.id for job in every}
     transient = _between(ctx, before, rest, passing, workers) if before and rest else ()
-    return Verdict(tip, tree, failing, blamed, passed, transient)
+    return Verdict(tip, tree, failing, blamed, passed, transient, skipped)
 
 
 def _run(
@@ -546,7 +551,15 @@ def gate_outgoing(
         return {}
     there = gitio.refs(ctx.root, tracking).get(tracking)
     verdict = judge(ctx, head, [there] if there else [], jobs or workers())
-    if verdict is None or not verdict.broken:
+    if verdict is None:
+        return {}
+    if not verdict.broken:
+        if verdict.skipped.total:
+            count = len(verdict.passed)
+            say(
+                f"before publishing: {count} passing feature{'s' if count != 1 else ''} "
+                f"verified at the tip{verdict.skipped.clause()}"
+            )
         return {}
     published = demote_where_broken(ctx, verdict, [there] if there else [], where)
     say(f"{published.said(verdict)}, published with this push")

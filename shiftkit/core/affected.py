@@ -21,6 +21,7 @@ Stable API (the finish gate and the publish gate share it):
 - `affected_since(passing_ids, read_sets, changes)` — each feature against the change since
   the tree its set was measured at (`trees_to_compare` says which trees those are);
 - `touches(read_set, change)` — the test for one feature;
+- `skipped_since(...)` — why the rest were left out (`Skipped.clause`: the one clause said);
 - `to_json` / `from_json` — the stored form.
 
 Pure: values in, values out.
@@ -126,6 +127,52 @@ def affected(
     if not change.paths:
         return []
     return [i for i in passing_ids if touches(read_sets.get(i), change)]
+
+
+class Skipped(NamedTuple):
+    """The features a selection did not re-run, by why: only because no block their verifiers
+    executed changed (file level would have run them), or because nothing they read did."""
+
+    by_blocks: int = 0
+    by_files: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.by_blocks + self.by_files
+
+    def clause(self) -> str:
+        """One clause for a line: "(3 untouched: 2 by the functions their verifiers ran, 1 by
+        the files they read)"; "" when none was skipped."""
+        if not self.by_blocks:
+            return f" ({self.by_files} untouched, by the files their verifiers read)" * (
+                self.by_files > 0
+            )
+        if not self.by_files:
+            return f" ({self.by_blocks} untouched, by the functions their verifiers ran)"
+        return (
+            f" ({self.total} untouched: {self.by_blocks} by the functions their verifiers ran, "
+            f"{self.by_files} by the files they read)"
+        )
+
+
+def skipped_since(
+    skipped_ids: Iterable[str],
+    read_sets: Mapping[str, ReadSet | None],
+    changes: Mapping[str, Change],
+) -> Skipped:
+    """Why each of ``skipped_ids`` (features `affected_since` left out) was left out: by
+    blocks where the same change touches its set read as whole files."""
+    by_blocks = by_files = 0
+    for feature_id in skipped_ids:
+        read_set = read_sets.get(feature_id)
+        change = changes.get(read_set.tree) if read_set is not None else None
+        if read_set is None or change is None:
+            continue
+        if read_set.blocks and touches(read_set._replace(blocks=None), change):
+            by_blocks += 1
+        else:
+            by_files += 1
+    return Skipped(by_blocks, by_files)
 
 
 def trees_to_compare(

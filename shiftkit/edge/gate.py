@@ -142,7 +142,7 @@ class Others(NamedTuple):
 
     passing: list[regression.Job]  # passing at HEAD, the change can break them
     repairable: list[regression.Job]  # demoted after a pass, the change may repair them
-    skipped: int  # passing features the change cannot touch (by their read sets)
+    skipped: affected.Skipped  # passing features the change cannot touch, by why
 
 
 def earned_before(ctx: Context) -> set[str]:
@@ -160,7 +160,8 @@ def others_to_verify(
     passing_ids = [i for i in regression.passing_ids(committed) if i != claimed]
     jobs = regression.jobs(committed, passing_ids, ctx.config.verify)
     commands = {job.feature.id: job.command for job in jobs}
-    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
+    selection = readsets.selection_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx))
+    touched = set(selection.touched)
     passing = [
         j for j in jobs if j.feature.id in touched and not regression.is_checked(ctx, tree, j)
     ]
@@ -179,9 +180,7 @@ def others_to_verify(
             )
         )
         repairable = [j for j in repairable if j.feature.id in wanted]
-    return Others(
-        passing, repairable, len(jobs) - len([j for j in jobs if j.feature.id in touched])
-    )
+    return Others(passing, repairable, selection.skipped)
 
 
 class Verdict(NamedTuple):
@@ -207,11 +206,8 @@ def verify_change(
     count = max(1, workers or os.cpu_count() or 1)
     if work:
         say(_plan_line(others, count))
-    elif others.skipped:
-        say(
-            f"no other passing feature to re-verify ({others.skipped} untouched, by what "
-            f"their verifiers read)"
-        )
+    elif others.skipped.total:
+        say(f"no other passing feature to re-verify{others.skipped.clause()}")
     results: list[tuple[regression.Job, verify.Outcome]] = []
     errors: list[BaseException] = []
 
@@ -270,10 +266,9 @@ def _plan_line(others: Others, workers: int) -> str:
     if others.repairable:
         ids = ", ".join(j.feature.id for j in others.repairable)
         parts.append(f"trying the demoted features it may repair: {ids}")
-    skipped = (
-        f" ({others.skipped} untouched, by what their verifiers read)" if others.skipped else ""
+    return (
+        f"{'; '.join(parts)}{others.skipped.clause()}, {workers} at a time in temporary checkouts"
     )
-    return f"{'; '.join(parts)}{skipped}, {workers} at a time in temporary checkouts"
 
 
 def _said(say: Say, others: Others) -> Callable[[regression.Job, verify.Outcome], None]:

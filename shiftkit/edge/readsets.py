@@ -266,17 +266,24 @@ def _sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
     return found
 
 
-def affected_at(
+class Selection(NamedTuple):
+    touched: list[str]  # the features to re-run, in the order asked
+    skipped: affected.Skipped  # the rest, by why
+
+
+def selection_at(
     root: Path,
     common_dir: Path,
     commands: Mapping[str, str],
     new_tree: str,
     bookkeeping: Collection[str] = (),
-) -> list[str]:
+) -> Selection:
     """The features of ``commands`` (feature id → verifier cache command; in its order)
     whose verifiers a move to ``new_tree`` can break: each judged against the change from the
-    tree its read set was measured at, unknown sets all included. ``bookkeeping``: shiftkit's
-    own files, which count only where a verifier read them (`affected.quieted`)."""
+    tree its read set was measured at, unknown sets all included; and why the rest were not.
+    ``bookkeeping``: shiftkit's own files, which count only where a verifier read them
+    (`affected.quieted`). The one selection of the finish gate, the publish gate, `sync`,
+    `check` and the start check."""
     ids = list(commands)
     sets = load(common_dir, commands)
     changes = {
@@ -284,7 +291,21 @@ def affected_at(
         for tree in affected.trees_to_compare(ids, sets)
         if _has_tree(root, tree)
     }
-    return affected.affected_since(ids, sets, changes)
+    touched = affected.affected_since(ids, sets, changes)
+    chosen = set(touched)
+    rest = [i for i in ids if i not in chosen]
+    return Selection(touched, affected.skipped_since(rest, sets, changes))
+
+
+def affected_at(
+    root: Path,
+    common_dir: Path,
+    commands: Mapping[str, str],
+    new_tree: str,
+    bookkeeping: Collection[str] = (),
+) -> list[str]:
+    """`selection_at`'s features to re-run."""
+    return selection_at(root, common_dir, commands, new_tree, bookkeeping).touched
 
 
 def _has_tree(root: Path, tree: str) -> bool:

@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from shiftkit.core import features, progress, rotation
+from shiftkit.core import affected, features, progress, rotation
 from shiftkit.core.errors import Refused, ShiftkitError
 from shiftkit.edge import culprit, files, gitio, ledger, readsets, state, verify
 from shiftkit.edge.committing import commit_bookkeeping
@@ -83,34 +83,41 @@ def is_checked(ctx: Context, tree: str, job: Job) -> bool:
 def carried(ctx: Context, tree: str, work: Sequence[Job]) -> dict[str, str]:
     """The jobs of ``work`` whose pass holds at ``tree`` without running them again, each with
     the tree it passed at: verified since the last start check (stamped with its count — the
-    incoming flips a catch-up judged, a `finish` gate's, a `check`'s), in a clean checkout of
-    the tree its reads were measured at (a pass recorded there), and the change from that
-    tree to ``tree`` touches nothing they read (`readsets.affected_at`, the rule the finish
-    and publish gates use). One check only: a carried pass keeps its stamp, so the next start
-    check runs it (decision record 0079). Exactly ``tree``'s passes are `is_checked`'s."""
+    incoming flips a catch-up judged, a `finish` gate's, a `check`'s), and `untouched` since.
+    One check only: a carried pass keeps its stamp, so the next start check runs it (decision
+    record 0079). Exactly ``tree``'s passes are `is_checked`'s."""
     checks, stamps = state.read_stamps(ctx.common_dir)
-    recent = [
-        job
-        for job in work
-        if stamps.get(job.feature.id) == checks and not is_checked(ctx, tree, job)
-    ]
-    if not recent:
-        return {}
-    sets = readsets.load(ctx.common_dir, {job.feature.id: job.command for job in recent})
+    recent = [job for job in work if stamps.get(job.feature.id) == checks]
+    return untouched(ctx, tree, recent)[0] if recent else {}
+
+
+def untouched(
+    ctx: Context, tree: str, work: Sequence[Job]
+) -> tuple[dict[str, str], affected.Skipped]:
+    """The jobs of ``work`` whose pass holds at ``tree`` by the selection, each with the tree
+    it passed at — verified in a clean checkout of the tree its reads were measured at (a pass
+    recorded there), and the change from that tree to ``tree`` touches nothing they read
+    (`readsets.selection_at`, the rule the finish and publish gates use) — and why."""
+    pending = [job for job in work if not is_checked(ctx, tree, job)]
+    if not pending:
+        return {}, affected.Skipped()
+    sets = readsets.load(ctx.common_dir, {job.feature.id: job.command for job in pending})
     grounded = {}
-    for job in recent:
+    for job in pending:
         measured = sets.get(job.feature.id)
         if measured is not None and measured.tree != tree and is_checked(ctx, measured.tree, job):
             grounded[job.feature.id] = (job.command, measured.tree)
     if not grounded:
-        return {}
+        return {}, affected.Skipped()
     commands = {feature_id: command for feature_id, (command, _) in grounded.items()}
-    touched = set(readsets.affected_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx)))
-    return {
+    chosen = readsets.selection_at(ctx.root, ctx.common_dir, commands, tree, bookkeeping(ctx))
+    touched = set(chosen.touched)
+    found = {
         feature_id: measured_at
         for feature_id, (_, measured_at) in grounded.items()
         if feature_id not in touched
     }
+    return found, chosen.skipped
 
 
 def unchecked(ctx: Context, feature_list: features.FeatureList) -> list[str] | None:
