@@ -8,9 +8,11 @@ from it (which has no git)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +32,27 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+def published_at(environ: Mapping[str, str]) -> str | None:
+    """Where a release build's commit is published (decision 0105): `SHIFTKIT_ORIGIN_URL`, or
+    on GitHub Actions the repository it runs for — a URL any CI reaches, so a project made
+    from the released wheel installs its hooks and its CI's shiftkit from there (0117, 0118)."""
+    named = environ.get("SHIFTKIT_ORIGIN_URL", "").strip()
+    if named:
+        return named
+    server, repository = environ.get("GITHUB_SERVER_URL"), environ.get("GITHUB_REPOSITORY")
+    return f"{server.rstrip('/')}/{repository}" if server and repository else None
+
+
 def origin(root: Path) -> dict[str, Any] | None:
-    """The checkout's commit, whether the bundled files differ from it, and where it is."""
+    """The checkout's commit, whether the bundled files differ from it, and where it is (the
+    URL it is published at, for a release build; else the checkout's path)."""
     commit = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     if not commit:
         kept = root / ORIGIN  # an sdist's record, made where git was
         return json.loads(kept.read_text(encoding="utf-8")) if kept.is_file() else None
     changed = _git(root, "status", "--porcelain", "--", *BUNDLED)
-    return {"commit": commit, "dirty": bool(changed), "source": str(root.resolve())}
+    source = published_at(os.environ) or str(root.resolve())
+    return {"commit": commit, "dirty": bool(changed), "source": source}
 
 
 class OriginHook(BuildHookInterface):  # type: ignore[type-arg]

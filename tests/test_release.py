@@ -5,11 +5,13 @@ and install into a fresh virtual environment as a working `shiftkit`."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -69,10 +71,13 @@ def test_the_sdist_and_the_wheel_build_and_install(tmp_path: Path) -> None:
         ROOT, source, ignore=shutil.ignore_patterns(".venv", ".ci", "node_modules", "*cache*")
     )
     dist = tmp_path / "dist"
+    # (as the release workflow builds it: on GitHub Actions, for the repository it publishes)
+    actions = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/shiftkit"}
     built = subprocess.run(
         [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)],
         capture_output=True,
         text=True,
+        env={**os.environ, **actions},
     )
     assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
     from shiftkit import __version__
@@ -80,6 +85,10 @@ def test_the_sdist_and_the_wheel_build_and_install(tmp_path: Path) -> None:
     wheel = dist / f"shiftkit-{__version__}-py3-none-any.whl"
     sdist = dist / f"shiftkit-{__version__}.tar.gz"
     assert wheel.is_file() and sdist.is_file(), sorted(p.name for p in dist.iterdir())
+    with zipfile.ZipFile(wheel) as archive:
+        recorded = json.loads(archive.read("shiftkit/_template/shiftkit-origin.json"))
+    # (the wheel names the URL CI reaches, so a project made from it installs from there)
+    assert recorded["source"] == "https://github.com/acme/shiftkit", recorded
     with tarfile.open(sdist) as archive:
         names = archive.getnames()
     for needed in ("pyproject.toml", "copier.yml", "CHANGELOG.md", "shiftkit/cli.py"):
