@@ -28,9 +28,10 @@ import shutil
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from shiftkit.core import affected, blocks, trace
+from shiftkit.core import affected, blocks, jsonbound, trace
+from shiftkit.core.errors import BadInput
 from shiftkit.edge import blocksets, gitio, state, verify
 
 FOLDER = "readsets"
@@ -164,8 +165,11 @@ def _tree_files(root: Path, tree: str) -> list[str]:
 
 
 def _path(common_dir: Path, feature_id: str) -> Path:
-    name = hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return state.repo_state(common_dir) / FOLDER / f"{name}.json"
+    return state.repo_state(common_dir) / FOLDER / _name(feature_id)
+
+
+def _name(feature_id: str) -> str:
+    return hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24] + ".json"
 
 
 def record(common_dir: Path, feature_id: str, read_set: affected.ReadSet) -> None:
@@ -182,11 +186,24 @@ def load_one(common_dir: Path, feature_id: str) -> affected.ReadSet | None:
     return affected.from_json(feature_id, state.read_json(_path(common_dir, feature_id)))
 
 
+def _read(path: str) -> Any:
+    """`state.read_json` of a path given as a string."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        return jsonbound.loads(text, path)
+    except (FileNotFoundError, BadInput, UnicodeDecodeError):
+        return None
+
+
 def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.ReadSet | None]:
     """Each feature's stored set (``commands``: feature id → its verifier's cache command),
     None when there is none or it was measured for another command."""
+    # (one folder for all, each file named by its feature: thousands are read per selection,
+    # so without a pathlib object each; a set for another command is not read further)
+    folder = os.path.join(_path(common_dir, "").parent, "")
     found = {
-        feature_id: affected.known(load_one(common_dir, feature_id), command)
+        feature_id: affected.from_json_for(feature_id, _read(folder + _name(feature_id)), command)
         for feature_id, command in commands.items()
     }
     if blocksets.enabled():
