@@ -21,6 +21,7 @@ from shiftkit.core.affected import (
     cached_source,
     directories_of,
     from_json,
+    from_json_for,
     normalise,
     to_json,
     trees_to_compare,
@@ -87,6 +88,10 @@ def test_the_stored_form_round_trips_and_a_bad_record_is_unknown() -> None:
     assert from_json("F2", to_json("F1", one)) is None  # (another feature's)
     for bad in (None, [], {"format": 99}, {**to_json("F1", one), "files": "a"}):
         assert from_json("F1", bad) is None
+    # Read for one command: a set measured for another is unknown, as `known` makes it.
+    assert from_json_for("F1", to_json("F1", one), one.command) == one
+    assert from_json_for("F1", to_json("F1", one), "other") is None
+    assert from_json_for("F1", {**to_json("F1", one), "files": "a"}, one.command) is None
 
 
 def test_paths_are_kept_only_under_the_checkout_as_repository_paths() -> None:
