@@ -292,3 +292,28 @@ def test_a_read_python_file_counts_by_the_blocks_the_run_executed() -> None:
     assert touches(read, Change(paths, blocks={"pkg/ops.py": None}))  # (does not parse)
     assert touches(read, Change(paths))  # (the change's blocks unknown)
     assert touches(read._replace(blocks=None), Change(paths, blocks=other_edited))
+
+
+def test_changes_from_many_trees_are_each_the_change_from_that_tree(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git_ok(tmp_path, "init", "-q", str(repo))
+    trees = []
+    for step, (body, data) in enumerate([("1", "x\n"), ("2", "")]):
+        write(repo / "pkg" / "m.py", f"def f():\n    return {body}\n\n\ndef g():\n    return 0\n")
+        write(repo / "data.txt", data)
+        write(repo / f"new{step}.txt", "")
+        git_ok(repo, "add", "-A")
+        git_ok(repo, "commit", "-q", "-m", f"Step {step}")
+        trees.append(git_ok(repo, "rev-parse", "HEAD^{tree}").strip())
+    write(repo / "pkg" / "m.py", "def f():\n    return 3\n\n\ndef g():\n    return 0\n")
+    git_ok(repo, "commit", "-q", "-am", "Step 2")
+    new = git_ok(repo, "rev-parse", "HEAD^{tree}").strip()
+    gone = "0" * 40
+    found = readsets.changes(repo, [*trees, gone, "HEAD^^", new], new)
+    # (a tree not in the repository is left out; a name that is no object id is asked alone)
+    assert list(found) == [*trees, "HEAD^^", new]
+    for tree in (*trees, "HEAD^^", new):
+        assert found[tree] == readsets.change(repo, tree, new)
+    assert found[trees[0]].resized == {"data.txt", "new1.txt"}
+    assert found[trees[0]].blocks is not None and set(found[trees[0]].blocks) == {"pkg/m.py"}
+    assert found[new] == Change(frozenset(), frozenset(), frozenset(), {})
