@@ -76,7 +76,10 @@ def side_by_side(actions: dict[str, Callable[[], object]], rounds: int) -> dict[
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
+def make_features(
+    n: int, verify: str = "pytest -q tests/test_f{i}.py", passing: int | None = None
+) -> str:
+    """A list of ``n`` features, the first ``passing`` of them passing (None: half)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from shiftkit.core import features
 
@@ -87,7 +90,7 @@ def make_features(n: int, verify: str = "pytest -q tests/test_f{i}.py") -> str:
             description=f"Feature {i} works end to end",
             steps=(f"Open screen {i}", "Do the thing", "See the result"),
             verify=verify.format(i=i),
-            passes=i < n // 2,
+            passes=i < (n // 2 if passing is None else passing),
         )
         for i in range(n)
     )

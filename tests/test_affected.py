@@ -21,6 +21,7 @@ from shiftkit.core.affected import (
     cached_source,
     directories_of,
     from_json,
+    from_json_for,
     normalise,
     to_json,
     trees_to_compare,
@@ -87,6 +88,10 @@ def test_the_stored_form_round_trips_and_a_bad_record_is_unknown() -> None:
     assert from_json("F2", to_json("F1", one)) is None  # (another feature's)
     for bad in (None, [], {"format": 99}, {**to_json("F1", one), "files": "a"}):
         assert from_json("F1", bad) is None
+    # Read for one command: a set measured for another is unknown, as `known` makes it.
+    assert from_json_for("F1", to_json("F1", one), one.command) == one
+    assert from_json_for("F1", to_json("F1", one), "other") is None
+    assert from_json_for("F1", {**to_json("F1", one), "files": "a"}, one.command) is None
 
 
 def test_paths_are_kept_only_under_the_checkout_as_repository_paths() -> None:
@@ -287,3 +292,28 @@ def test_a_read_python_file_counts_by_the_blocks_the_run_executed() -> None:
     assert touches(read, Change(paths, blocks={"pkg/ops.py": None}))  # (does not parse)
     assert touches(read, Change(paths))  # (the change's blocks unknown)
     assert touches(read._replace(blocks=None), Change(paths, blocks=other_edited))
+
+
+def test_changes_from_many_trees_are_each_the_change_from_that_tree(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git_ok(tmp_path, "init", "-q", str(repo))
+    trees = []
+    for step, (body, data) in enumerate([("1", "x\n"), ("2", "")]):
+        write(repo / "pkg" / "m.py", f"def f():\n    return {body}\n\n\ndef g():\n    return 0\n")
+        write(repo / "data.txt", data)
+        write(repo / f"new{step}.txt", "")
+        git_ok(repo, "add", "-A")
+        git_ok(repo, "commit", "-q", "-m", f"Step {step}")
+        trees.append(git_ok(repo, "rev-parse", "HEAD^{tree}").strip())
+    write(repo / "pkg" / "m.py", "def f():\n    return 3\n\n\ndef g():\n    return 0\n")
+    git_ok(repo, "commit", "-q", "-am", "Step 2")
+    new = git_ok(repo, "rev-parse", "HEAD^{tree}").strip()
+    gone = "0" * 40
+    found = readsets.changes(repo, [*trees, gone, "HEAD^^", new], new)
+    # (a tree not in the repository is left out; a name that is no object id is asked alone)
+    assert list(found) == [*trees, "HEAD^^", new]
+    for tree in (*trees, "HEAD^^", new):
+        assert found[tree] == readsets.change(repo, tree, new)
+    assert found[trees[0]].resized == {"data.txt", "new1.txt"}
+    assert found[trees[0]].blocks is not None and set(found[trees[0]].blocks) == {"pkg/m.py"}
+    assert found[new] == Change(frozenset(), frozenset(), frozenset(), {})

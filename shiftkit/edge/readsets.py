@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from shiftkit.core import affected, blocks, trace
+from shiftkit.core import affected, blocks, jsonbound, trace
+from shiftkit.core.errors import BadInput
 from shiftkit.edge import blocksets, gitio, state, verify
 
 FOLDER = "readsets"
@@ -164,8 +166,11 @@ def _tree_files(root: Path, tree: str) -> list[str]:
 
 
 def _path(common_dir: Path, feature_id: str) -> Path:
-    name = hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24]
-    return state.repo_state(common_dir) / FOLDER / f"{name}.json"
+    return state.repo_state(common_dir) / FOLDER / _name(feature_id)
+
+
+def _name(feature_id: str) -> str:
+    return hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24] + ".json"
 
 
 def record(common_dir: Path, feature_id: str, read_set: affected.ReadSet) -> None:
@@ -182,11 +187,24 @@ def load_one(common_dir: Path, feature_id: str) -> affected.ReadSet | None:
     return affected.from_json(feature_id, state.read_json(_path(common_dir, feature_id)))
 
 
+def _read(path: str) -> Any:
+    """`state.read_json` of a path given as a string."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        return jsonbound.loads(text, path)
+    except (FileNotFoundError, BadInput, UnicodeDecodeError):
+        return None
+
+
 def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.ReadSet | None]:
     """Each feature's stored set (``commands``: feature id → its verifier's cache command),
     None when there is none or it was measured for another command."""
+    # (one folder for all, each file named by its feature: thousands are read per selection,
+    # so without a pathlib object each; a set for another command is not read further)
+    folder = os.path.join(_path(common_dir, "").parent, "")
     found = {
-        feature_id: affected.known(load_one(common_dir, feature_id), command)
+        feature_id: affected.from_json_for(feature_id, _read(folder + _name(feature_id)), command)
         for feature_id, command in commands.items()
     }
     if blocksets.enabled():
@@ -202,6 +220,24 @@ def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
     """The paths that differ between two trees — directories included (``-t``), renames as
     a deletion and an addition — which are new, and which a stat sees changed (added,
     deleted, another type or mode, emptied or filled: `_emptied`)."""
+    return _completed(root, {old_tree: _diff(root, old_tree, new_tree)})[old_tree]
+
+
+def changes(root: Path, old_trees: Sequence[str], new_tree: str) -> dict[str, affected.Change]:
+    """`change` from each of ``old_trees`` that is a tree here (the others left out) to
+    ``new_tree``: one git process a tree, and the sizes and the changed Python files'
+    fingerprints of them all asked for once (each new file parsed once)."""
+    here = _trees_here(root, old_trees)
+    present = [tree for tree in old_trees if tree in here]
+    return _completed(root, {tree: _diff(root, tree, new_tree) for tree in present})
+
+
+_Diff = tuple[set[str], set[str], set[str], list[tuple[str, str, str]]]
+
+
+def _diff(root: Path, old_tree: str, new_tree: str) -> _Diff:
+    """(paths, added, resized, same kind: (path, old blob, new blob)) between two trees,
+    before the sizes of the files modified in place are known."""
     listing = gitio.out(
         ["diff-tree", "-r", "-t", "--no-renames", "-z", old_tree, new_tree], root
     ).split("\0")
@@ -221,23 +257,32 @@ def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
             resized.add(path)
         elif status.startswith("M") and new_mode.startswith("10"):
             same_kind.append((path, old_oid, new_oid))
-    if same_kind:
-        sizes = _sizes(root, [oid for _, a, b in same_kind for oid in (a, b)])
+    return paths, added, resized, same_kind
+
+
+def _completed(root: Path, diffs: Mapping[str, _Diff]) -> dict[str, affected.Change]:
+    """Each diff as a `Change`: the sizes of its files modified in place (`_emptied`) and the
+    fingerprints of its Python ones, asked for once for all."""
+    modified = [row for _, _, _, same_kind in diffs.values() for row in same_kind]
+    sizes = _sizes(root, sorted({oid for _, a, b in modified for oid in (a, b)}))
+    prints = _fingerprints(root, modified)
+    found = {}
+    for tree, (paths, added, resized, same_kind) in diffs.items():
         resized |= {path for path, a, b in same_kind if _emptied(sizes.get(a), sizes.get(b))}
-    return affected.Change(
-        frozenset(paths), frozenset(added), frozenset(resized), _fingerprints(root, same_kind)
-    )
+        code = {path: prints[new] for path, _, new in same_kind if path.endswith(".py")}
+        found[tree] = affected.Change(frozenset(paths), frozenset(added), frozenset(resized), code)
+    return found
 
 
 def _fingerprints(
     root: Path, modified: Sequence[tuple[str, str, str]]
 ) -> dict[str, dict[str, str] | None]:
-    """The block fingerprints, in the new tree, of the modified Python files."""
-    code = [(path, new) for path, _, new in modified if path.endswith(".py")]
-    texts = gitio.read_blobs(root, [oid for _, oid in code])
+    """The block fingerprints of the new blob of each modified Python file, by blob id."""
+    code = sorted({new for path, _, new in modified if path.endswith(".py")})
+    texts = gitio.read_blobs(root, code)
     return {
-        path: blocks.fingerprints(text) if text is not None else None
-        for (path, _), text in zip(code, texts, strict=True)
+        oid: blocks.fingerprints(text) if text is not None else None
+        for oid, text in zip(code, texts, strict=True)
     }
 
 
@@ -252,6 +297,8 @@ def _emptied(old: int | None, new: int | None) -> bool:
 
 
 def _sizes(root: Path, oids: Sequence[str]) -> dict[str, int]:
+    if not oids:
+        return {}
     proc = gitio.run(
         ["cat-file", "--batch-check=%(objectname) %(objectsize)"],
         root,
@@ -286,15 +333,12 @@ def selection_at(
     `check` and the start check."""
     ids = list(commands)
     sets = load(common_dir, commands)
-    changes = {
-        tree: affected.quieted(change(root, tree, new_tree), bookkeeping)
-        for tree in affected.trees_to_compare(ids, sets)
-        if _has_tree(root, tree)
-    }
-    touched = affected.affected_since(ids, sets, changes)
+    found = changes(root, affected.trees_to_compare(ids, sets), new_tree)
+    quiet = {tree: affected.quieted(one, bookkeeping) for tree, one in found.items()}
+    touched = affected.affected_since(ids, sets, quiet)
     chosen = set(touched)
     rest = [i for i in ids if i not in chosen]
-    return Selection(touched, affected.skipped_since(rest, sets, changes))
+    return Selection(touched, affected.skipped_since(rest, sets, quiet))
 
 
 def affected_at(
@@ -306,6 +350,30 @@ def affected_at(
 ) -> list[str]:
     """`selection_at`'s features to re-run."""
     return selection_at(root, common_dir, commands, new_tree, bookkeeping).touched
+
+
+def _trees_here(root: Path, trees: Sequence[str]) -> set[str]:
+    """Those of ``trees`` that name a tree in the repository at ``root`` (a name that is not
+    an object id is asked about on its own: one line each for all the others)."""
+    ids = [tree for tree in trees if _OID.fullmatch(tree)]
+    named = set(ids)
+    found = {tree for tree in trees if tree not in named and _has_tree(root, tree)}
+    if ids:
+        proc = gitio.run(
+            ["cat-file", "--batch-check=%(objecttype)"],
+            root,
+            input="".join(f"{tree}^{{tree}}\n" for tree in ids),
+            check=False,
+        )
+        answers = proc.stdout.split("\n")
+        if proc.returncode == 0 and len(answers) > len(ids):
+            found |= {tree for tree, kind in zip(ids, answers, strict=False) if kind == "tree"}
+        else:
+            found |= {tree for tree in ids if _has_tree(root, tree)}
+    return found
+
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _has_tree(root: Path, tree: str) -> bool:
