@@ -118,8 +118,9 @@ def main() -> int:
     if args.python:
         shims = root / "bin"
         shims.mkdir()
-        (shims / "python").write_text(f'#!/bin/sh\nexec {args.python.absolute()} "$@"\n')
-        (shims / "python").chmod(0o755)
+        for name in ("python", "python3"):  # (python3: an installing init's overlay uses it)
+            (shims / name).write_text(f'#!/bin/sh\nexec {args.python.absolute()} "$@"\n')
+            (shims / name).chmod(0o755)
         env["PATH"] = f"{shims}:{env['PATH']}"
     version = sh(["python", "-c", "import sys; print(sys.version.split()[0])"], root, env).strip()
     place = project(root, n, env)
