@@ -69,8 +69,9 @@ def _hooks_run_twice(existing: dict[str, bytes]) -> str:
         return ""
     named = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
     return (
-        f"note: your hooks without `stages` ({named}) now also run at the commit-msg stage, "
-        f"twice a commit where their files match; add `default_stages: [pre-commit]` to "
+        f"note: your hooks without `stages` here ({named}) now also run at the commit-msg "
+        f"stage, twice a commit where their files match, unless their own repository's "
+        f"manifest limits their stages; add `default_stages: [pre-commit]` to "
         f".pre-commit-config.yaml (or `stages:` to each) to run them once"
     )
 
