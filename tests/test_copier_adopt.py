@@ -21,6 +21,7 @@ from conftest import (
     snapshot_repository,
     write,
 )
+from servers import Daemon
 from test_adopt import hook_log as hook_log  # (the autouse fixture, shared with test_adopt)
 
 from shiftkit import __version__
@@ -240,6 +241,34 @@ def test_new_adopting_a_repository_tells_the_same_one_version(tmp_path: Path) ->
     expected = f"template: {REPO_ROOT} at {answers['_commit']} (shiftkit {__version__})"
     assert template_lines(made.output) == [expected], made.output
     assert made.stdout.count("Next:") == 1 and made.stdout.rstrip().endswith("shiftkit start")
+
+
+def test_adopting_from_a_url_tells_the_version_too(tagged_template: Path, tmp_path: Path) -> None:
+    """A URL source is a clone copier removes before the line is said: the version comes from
+    the render itself (the template's hidden `shiftkit_version`), not a guess or nothing."""
+    root = users_repository(tmp_path / "app")
+    served = tmp_path / "served"
+    git_ok(tmp_path, "clone", "-q", "--bare", str(tagged_template), str(served / "t.git"))
+    daemon = Daemon(served)
+    daemon.start()
+    try:
+        url = daemon.url("t.git")
+        made = shiftkit(
+            tmp_path,
+            "new",
+            "app",
+            "--defaults",
+            "--template",
+            url,
+            "--trust",
+            "--data",
+            "hook_source=local",  # (the hook environment is not what is tested)
+        )
+    finally:
+        daemon.stop()
+    assert made.returncode == 0, made.output
+    assert template_lines(made.output) == [f"template: {url} at v0.9.0 (shiftkit {__version__})"]
+    assert (root / ".shiftkit.toml").is_file()
 
 
 def test_a_relative_template_path_is_recorded_absolute(

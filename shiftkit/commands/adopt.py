@@ -36,10 +36,24 @@ def render(
 ) -> dict[str, tuple[bytes, int]]:
     """The template's files as they would be in ``destination``: path -> (content, mode)
     (``user_defaults``: the questions' defaults there, e.g. the decision records' folder)."""
+    return rendered_with_version(
+        destination, data, source=source, defaults=defaults, user_defaults=user_defaults
+    )[0]
+
+
+def rendered_with_version(
+    destination: Path,
+    data: dict[str, object],
+    *,
+    source: rendering.Source,
+    defaults: bool,
+    user_defaults: dict[str, object] | None = None,
+) -> tuple[dict[str, tuple[bytes, int]], str | None]:
+    """`render`, and the shiftkit version the template belongs to."""
     with tempfile.TemporaryDirectory(prefix="shiftkit-adopt-") as scratch:
         # The folder's name is the project name's default, so render under the same name.
         target = Path(scratch) / destination.name
-        rendering.copy_template(
+        version = rendering.copy_template(
             target,
             data,
             source=source,
@@ -48,11 +62,12 @@ def render(
             skip_tasks=True,
             user_defaults=user_defaults,
         )
-        return {
+        files = {
             path.relative_to(target).as_posix(): (path.read_bytes(), path.stat().st_mode & 0o7777)
             for path in sorted(target.rglob("*"))
             if path.is_file() and not path.is_symlink()
         }
+        return files, version
 
 
 def _hooks_run_twice(existing: dict[str, bytes]) -> str:
@@ -109,13 +124,14 @@ def adopt(
     overwrite: bool = False,
     quiet: bool = False,
     rendered: dict[str, tuple[bytes, int]] | None = None,
-    template_line: Callable[[], str] | None = None,
+    template_line: Callable[[str | None], str] | None = None,
     user_defaults: dict[str, object] | None = None,
 ) -> None:
     """``destination``: an existing, non-empty directory; a repository's tree must be clean
     (checked by the caller, before this). ``rendered``: the template's files, when the caller
-    rendered them already (copier's task). ``template_line``: what to say of the template,
-    once the answers file is written, before the closing lines."""
+    rendered them already (copier's task). ``template_line``: what to say of the template
+    (given the version the render found), once the answers file is written, before the
+    closing lines."""
     from shiftkit.edge import gitio
 
     if not gitio.has_identity(destination):
@@ -123,8 +139,9 @@ def adopt(
             "git does not know who you are, so the adoption's commit cannot be made; run "
             "`git config --global user.name NAME` and `git config --global user.email EMAIL`"
         )
+    version = None
     if rendered is None:
-        rendered = render(
+        rendered, version = rendered_with_version(
             destination, data, source=source, defaults=defaults, user_defaults=user_defaults
         )
     existing, odd = what_is_there(destination, sorted(rendered))
@@ -156,7 +173,7 @@ def adopt(
             ) from None
     if not quiet:
         if template_line is not None:  # (copier's task said both lines itself)
-            print(template_line(), file=sys.stderr, flush=True)
+            print(template_line(version), file=sys.stderr, flush=True)
             hooks = rendering.hooks_line(destination)
             if hooks is not None:
                 print(hooks, file=sys.stderr, flush=True)

@@ -258,11 +258,15 @@ def recorded_answers_raw(destination: Path) -> dict[str, object]:
     return answers if isinstance(answers, dict) else {}
 
 
-def recorded_line(destination: Path, template: Path | None, ref: str | None = None) -> str:
+def recorded_line(
+    destination: Path, template: Path | None, ref: str | None = None, version: str | None = None
+) -> str:
     """The template line for a project, from what its answers file records for
-    `copier update`; the version read from ``template`` (the copy copier rendered)."""
+    `copier update`; the version read from ``template`` (the copy copier rendered), else
+    ``version`` (what the render computed: a URL source is a clone gone by now)."""
     answers = recorded_answers_raw(destination)
-    version = template_version(template, ref) if template is not None else None
+    if template is not None:
+        version = template_version(template, ref) or version
     source = str(answers.get("_src_path") or (template or "the template"))
     return template_line(source, str(answers.get("_commit") or ""), version) + bundled_note(
         template
@@ -322,10 +326,11 @@ def copy_template(
     overwrite: bool = False,
     skip_tasks: bool = False,
     user_defaults: dict[str, object] | None = None,
-) -> None:
+) -> str | None:
     """copier's copy of the template into ``destination``; ``skip_tasks``: render only,
     without the setup task (adoption renders into a scratch folder); ``user_defaults``: the
-    questions' defaults (still asked)."""
+    questions' defaults (still asked). Returns the shiftkit version the template belongs to
+    (its hidden `shiftkit_version`), which a URL source gives no other way."""
     import contextlib
     import warnings
 
@@ -337,7 +342,7 @@ def copy_template(
             contextlib.redirect_stderr(_WithoutCopiersVersion(sys.stderr)),  # type: ignore[type-var]
         ):
             warnings.simplefilter("ignore", copier.errors.DirtyLocalWarning)
-            copier.run_copy(
+            worker = copier.run_copy(
                 source.path,
                 destination,
                 data={**source.record, **answers},
@@ -361,6 +366,8 @@ def copy_template(
     except (copier.errors.CopierError, ValueError) as exc:
         message = " ".join(str(exc).split())
         raise BadInput(f"template answers: {message}") from None
+    version = worker.answers.combined.get("shiftkit_version")
+    return str(version) if version else None
 
 
 def recorded_answers(destination: Path) -> dict[str, object]:

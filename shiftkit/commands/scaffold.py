@@ -62,7 +62,9 @@ def new(
             overwrite=overwrite,
             quiet=quiet,
             source=source,
-            template_line=lambda: render.recorded_line(destination, local, source.vcs_ref),
+            template_line=lambda version: render.recorded_line(
+                destination, local, source.vcs_ref, version
+            ),
             user_defaults=folder,
         )
     else:
