@@ -53,6 +53,8 @@ def _shiftkit_record(folder):
 
     def _started(code, offset):
         name = code.co_filename
+        if name.startswith("<"):
+            return disable  # (<frozen importlib._bootstrap>, <string>: no file of the checkout)
         if not name.startswith("/"):
             # (a script run by a relative path: resolved now, the process may chdir later)
             name = absolute.setdefault(name, _os.path.abspath(name))
@@ -159,6 +161,29 @@ disable_warnings =
 
 _PID = re.compile(r"\.pid(\d+)\.")
 
+# The interpreter names a verifier's command calls through PATH: each one found on PATH gets a
+# shim (`SHIM`) first on PATH, so the recorder survives the command's own `PYTHONPATH=...`.
+PYTHON_NAMES = ("python", "python3", *(f"python3.{minor}" for minor in range(8, 20)))
+
+SHIM = """#!/bin/sh
+# shiftkit (decision record 0119): a verifier's own PYTHONPATH= replaced the recorder's folder;
+# put it first again, then run the {name} found on PATH after this folder.
+case ":${{PYTHONPATH:-}}:" in
+  *:{boot}:*) ;;
+  *) PYTHONPATH={boot}${{PYTHONPATH:+:$PYTHONPATH}}; export PYTHONPATH ;;
+esac
+IFS=:
+for folder in $PATH; do
+  [ "$folder" = {shims} ] && continue
+  if [ -f "$folder/{name}" ] && [ -x "$folder/{name}" ]; then
+    unset IFS
+    exec "$folder/{name}" "$@"
+  fi
+done
+echo "{name}: not found" >&2
+exit 127
+"""
+
 
 def enabled() -> bool:
     """Block sets are measured and used unless ``SHIFTKIT_BLOCKS=off`` (decision 0119)."""
@@ -208,8 +233,30 @@ def prefix(directory: Path, root: Path) -> tuple[str, ...]:
             _PYTHON: "{}.{}".format(*sys.version_info[:2]),
         }
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in assignments.items())
+    shims = _shims(directory / "shims", boot)
+    if shims is not None:
+        exports += f' PATH={shlex.quote(str(shims))}"{os.pathsep}$PATH"'
     script = f'PYTHONPATH="$0${{PYTHONPATH:+:$PYTHONPATH}}" {exports} exec "$@"'
     return ("/bin/sh", "-c", script, str(boot))
+
+
+def _shims(folder: Path, boot: Path) -> Path | None:
+    """A shim for each of `PYTHON_NAMES` on PATH (a name PATH lacks stays missing, so a
+    verifier's `command -v python3.9` answers as before); None when there is none. A command
+    that runs an interpreter by its path (`.venv/bin/python`, a console script's shebang) and
+    sets `PYTHONPATH` itself is not measured: its run keeps file-level sets."""
+    import shutil
+
+    found = [name for name in PYTHON_NAMES if shutil.which(name) is not None]
+    if not found:
+        return None
+    folder.mkdir(exist_ok=True)
+    for name in found:
+        shim = folder / name
+        text = SHIM.format(name=name, boot=shlex.quote(str(boot)), shims=shlex.quote(str(folder)))
+        shim.write_text(text, encoding="utf-8")
+        shim.chmod(0o755)
+    return folder
 
 
 def wrote_data(directory: Path) -> bool:
