@@ -11,7 +11,8 @@ reads. Pure: source texts and executed lines in, a yes/no per feature out. The b
   constant folded over lines reports only its first: any line of it counts). A statement
   that compiles to nothing (a docstring, `global`, `pass`, a bare annotation) and an
   inserted one count as executed when the body holding them was entered; an insertion
-  between two bodies counts for both.
+  between two bodies counts for both. A change of a code object's shape (`shape`: a new
+  local, `global`, `yield` — decided by all its lines at once) falls back to the block.
 - `names`: for a change that only rebinds names at module or class level (every other
   statement the same), the run executed code — outside the changed module's own body —
   whose bytecode loads one of the rebound names (a global, an attribute: `co_names`), or
@@ -21,8 +22,10 @@ reads. Pure: source texts and executed lines in, a yes/no per feature out. The b
 - `names_safe`: `names` with what it needs to be sound against a deliberate break: the
   new value must be a literal (evaluating anything else at import can raise), no rebound
   name is a `__dunder__` (Python reads those itself), and a run that executed code spelling
-  a rebound name as a string (`getattr(m, "NAME")`, `__all__`), importing `*`, or using a
-  dynamic lookup (`globals`, `vars`, `getattr`, `__dict__`, …) counts as reading it.
+  a rebound name as a string (`getattr(m, "NAME")`, `__all__`) or using a dynamic lookup
+  (`globals`, `vars`, `getattr`, `__dict__`, …) counts as reading it. (`from m import *`
+  needs no rule: the names it copies are read under their own names.) Code outside the
+  checkout reading a name by reflection (pytest, `dataclasses`, `pickle`) stays unseen.
 """
 
 from __future__ import annotations
