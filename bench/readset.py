@@ -22,8 +22,13 @@ literal of its module- and class-level assignments changed, each Python file unp
 with the features selected by the same recorded sets at file level and at block level, and
 the truth from one run of every group's tests (`--exact`: each feature not selected run on
 its own besides). One table: project × seed kind × grain × {recall, precision, verifier
-runs}, and the ceiling: the precision of selecting exactly the features whose run executed a
-changed block — what any selector of executed blocks must select. `--projects` picks which.
+runs}, and the ceilings: recall and precision of selecting exactly the features whose run
+executed a changed block — what any selector of executed blocks must select — and of the finer
+grains of draft decision record 0123 (`tests/finer_grain.py`): a changed statement executed,
+a rebound module-level name read (as is, and with the fallbacks soundness needs). `--projects`
+picks which. `--python PATH`: the verifiers' interpreter (with pytest; 3.12+ is measured by
+`sys.monitoring`, and the verifiers keep the inherited PYTHONPATH the recorder starts through):
+`python bench/readset.py --real-only --blocks --rounds 1 --seeds --python VENV312/bin/python`.
 """
 
 from __future__ import annotations
@@ -206,16 +211,36 @@ def real_project(show: bool = False, blocks: bool = False) -> list[Row]:
     ]
 
 
+def _verifiers_python(home: Path, python: Path | None) -> None:
+    """``python`` (an interpreter with pytest) made the verifiers' `python` and `python3`
+    in ``os.environ`` (shims first on PATH), as bench/block_sets.py `--python` does."""
+    if python is None:
+        return
+    slugify_project.KEEP_PYTHONPATH = True  # (else a 3.12 verifier's blocks go unmeasured)
+    shims = home / "verifiers-bin"
+    shims.mkdir()
+    for name in ("python", "python3"):  # (python3: an installing init's overlay uses it)
+        (shims / name).write_text(f'#!/bin/sh\nexec {python.absolute()} "$@"\n')
+        (shims / name).chmod(0o755)
+    os.environ["PATH"] = f"{shims}{os.pathsep}{os.environ['PATH']}"
+
+
 def _seeded(
-    label: str, setup: Callable[[Path], tuple[Path, dict[str, str]]], show: bool, exact: bool
+    label: str,
+    setup: Callable[[Path], tuple[Path, dict[str, str]]],
+    show: bool,
+    exact: bool,
+    python: Path | None = None,
 ) -> tuple[list[seeding.Outcome], int]:
-    """One real project adopted with block-level sets measured (`SHIFTKIT_BLOCKS=on`) and
-    every seed of it measured at both grains (`seeding.measure`): (outcomes, features)."""
+    """One real project adopted with block-level sets measured (`SHIFTKIT_BLOCKS=on`, or the
+    default with ``python`` — the verifiers' interpreter — 3.12+) and every seed of it
+    measured at both grains (`seeding.measure`): (outcomes, features)."""
     home = scratch()
     saved = dict(os.environ)
     try:
         slugify_project.use_environment(home)
-        os.environ["SHIFTKIT_BLOCKS"] = "on"
+        _verifiers_python(home, python)
+        os.environ["SHIFTKIT_BLOCKS"] = "auto" if python is not None else "on"
         project, commands = setup(home)
         seeds = setup_seeds[label](project)
 
@@ -226,7 +251,9 @@ def _seeded(
                     f"{' '.join(sorted(one.failing)) or '-'}; files "
                     f"{' '.join(sorted(one.by_files)) or '-'}; blocks "
                     f"{' '.join(sorted(one.by_blocks)) or '-'}; executed "
-                    f"{'n/a' if one.executed is None else ' '.join(sorted(one.executed)) or '-'}",
+                    f"{'n/a' if one.executed is None else ' '.join(sorted(one.executed)) or '-'}; "
+                    f"statements {_ids(one.statements)}; names {_ids(one.names)}; "
+                    f"names safe {_ids(one.names_safe)}",
                     file=sys.stderr,
                     flush=True,
                 )
@@ -237,6 +264,10 @@ def _seeded(
         os.environ.update(saved)
         shutil.rmtree(home, ignore_errors=True)
     return outcomes, len(commands)
+
+
+def _ids(chosen: frozenset[str] | None) -> str:
+    return "n/a" if chosen is None else " ".join(sorted(chosen)) or "-"
 
 
 def _slugify(home: Path) -> tuple[Path, dict[str, str]]:
@@ -258,10 +289,12 @@ setup_seeds = {
 }
 
 
-def seeded_table(projects: Sequence[str], show: bool = False, exact: bool = False) -> list[str]:
+def seeded_table(
+    projects: Sequence[str], show: bool = False, exact: bool = False, python: Path | None = None
+) -> list[str]:
     """The table of issue 37: each real project × seed kind × {file level, block level} ×
     {recall, precision, verifier runs}, with the missed breaks at block level listed."""
-    results = {name: _seeded(name, REAL[name], show, exact) for name in projects}
+    results = {name: _seeded(name, REAL[name], show, exact, python) for name in projects}
     lines = seeding.table(results)
     for name, (outcomes, features) in results.items():
         found = seeding.figures(outcomes, features)
@@ -380,11 +413,18 @@ def main() -> None:
         action="store_true",
         help="with --blocks: every verifier not selected also run on its own (slow)",
     )
+    parser.add_argument(
+        "--python",
+        type=Path,
+        help="with --blocks: the verifiers' interpreter (with pytest; 3.12+: sys.monitoring)",
+    )
     args = parser.parse_args()
     if args.blocks:
         if not args.real_only:
             print_rows("read sets", figures(args.rounds, not args.cost_only, True, False))
-        print("\n".join(seeded_table(args.projects.split(","), args.seeds, args.exact)))
+        print(
+            "\n".join(seeded_table(args.projects.split(","), args.seeds, args.exact, args.python))
+        )
         return
     rows = figures(args.rounds, not args.cost_only, not args.real_only, args.seeds)
     print_rows("read sets", rows)

@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+import finer_grain
+
 from shiftkit.core import blocks
 
 FILE = "file-wide break"
@@ -212,6 +214,12 @@ class Outcome(NamedTuple):
     by_blocks: frozenset[str]  # selected with block-level sets
     executed: frozenset[str] | None  # those that executed a block the seed changed (None:
     # not a change of blocks — a file deleted, added, unparsable, not Python)
+    # finer ceilings (tests/finer_grain.py; None as for ``executed``): those that executed a
+    # statement the seed changed; that read a name it rebinds (else as ``executed``); the
+    # same with the fallbacks a sound selector needs
+    statements: frozenset[str] | None = None
+    names: frozenset[str] | None = None
+    names_safe: frozenset[str] | None = None
 
 
 @contextmanager
@@ -245,6 +253,12 @@ def measure(
     ids = list(commands)
     with _blocks_switch(True):
         sets = readsets.load(project / ".git", commands)
+    ran = executed_lines(project, commands)
+    tracked = set(git(project, "ls-files").splitlines())
+    reads = {
+        path: finer_grain.CodeReads(git(project, "show", f"HEAD:{path}"), path)
+        for path in {p for one in ran.values() if one for p in one} & tracked
+    }
     found = []
     for seed in seeds:
         apply(project, seed)
@@ -257,10 +271,11 @@ def measure(
                     readsets.affected_at(project, project / ".git", commands, tree)
                 )
         executed = _executed(project, seed, ids, sets)
+        finer = _finer(project, seed, ids, sets, executed, ran, reads)
         both = selected[False] & selected[True]
         failing = _truth(project, tree, commands, both, exact)
         reset(project)
-        one = Outcome(seed, failing, selected[False], selected[True], executed)
+        one = Outcome(seed, failing, selected[False], selected[True], executed, *finer)
         if progress is not None:
             progress(one)
         found.append(one)
@@ -293,6 +308,81 @@ def _executed(
         if ran is None or changed & set(ran):
             found.add(feature_id)
     return frozenset(found)
+
+
+def executed_lines(
+    project: Path, commands: Mapping[str, str]
+) -> dict[str, dict[str, frozenset[int]] | None]:
+    """Per feature, the lines its verifier executed in each repository file, by the block
+    sets' own recorder (`blocksets.prefix`) in one more run at HEAD in the project; None when
+    the run fails or no process wrote lines (a Python before 3.12: `sys.monitoring` only)."""
+    from shiftkit.edge import blocksets, verify
+
+    found: dict[str, dict[str, frozenset[int]] | None] = {}
+    root = str(project).rstrip("/") + "/"
+    real = os.path.realpath(project).rstrip("/") + "/"
+    for feature_id, command in commands.items():
+        with tempfile.TemporaryDirectory(prefix="seeded-lines-") as folder:
+            prefix = blocksets.prefix(Path(folder), project)
+            outcome = verify.run_command(command, project, 300, prefix=prefix)
+            data = Path(folder) / "data"
+            files = sorted(data.glob("lines.pid*.txt"))
+            if not outcome.ok or not files:
+                found[feature_id] = None
+                continue
+            lines: dict[str, set[int]] = {}
+            for one in files:
+                for row in one.read_text(encoding="utf-8").splitlines():
+                    path, _, numbers = row.partition("\t")
+                    top = next((t for t in (root, real) if path.startswith(t)), None)
+                    if top is not None:
+                        lines.setdefault(path[len(top) :], set()).update(
+                            int(n) for n in numbers.split()
+                        )
+            found[feature_id] = {p: frozenset(n) for p, n in lines.items()}
+    return found
+
+
+def _finer(
+    project: Path,
+    seed: Seed,
+    ids: Sequence[str],
+    sets: Mapping[str, object],
+    executed: frozenset[str] | None,
+    ran: Mapping[str, Mapping[str, frozenset[int]] | None],
+    reads: Mapping[str, finer_grain.CodeReads],
+) -> tuple[frozenset[str] | None, frozenset[str] | None, frozenset[str] | None]:
+    """The finer ceilings of ``seed`` (`finer_grain`): (statements, names, names_safe)."""
+    from shiftkit.core import affected
+
+    if executed is None or seed.old is None or seed.new is None:
+        return None, None, None
+    if all(lines is None for lines in ran.values()):
+        return None, None, None  # (no lines recorded: verifiers before 3.12, see `--python`)
+    old = git(project, "show", f"HEAD:{seed.path}")
+    new = old.replace(seed.old, seed.new, 1)
+    rebound = finer_grain.rebinding(old, new)
+    by_statements, by_names, by_safe = set(), set(), set()
+    for feature_id in ids:
+        one = sets.get(feature_id)
+        lines = ran.get(feature_id)
+        read = one is None or (isinstance(one, affected.ReadSet) and seed.path in one.files)
+        if one is None or lines is None:
+            if read:
+                by_statements.add(feature_id)
+                by_names.add(feature_id)
+                by_safe.add(feature_id)
+            continue
+        judged = finer_grain.statements(old, new, lines.get(seed.path), read)
+        if judged or (judged is None and feature_id in executed):
+            by_statements.add(feature_id)
+        for safe, into in ((False, by_names), (True, by_safe)):
+            said = finer_grain.names(rebound, seed.path, reads, lines, safe) if read else False
+            if said is None:
+                said = feature_id in executed
+            if said:
+                into.add(feature_id)
+    return frozenset(by_statements), frozenset(by_names), frozenset(by_safe)
 
 
 def _truth(
@@ -389,10 +479,32 @@ class Figures(NamedTuple):
     executed: int | None  # (seed, feature) pairs that executed a changed block
     features: int
     missed: tuple[tuple[str, str], ...]  # (seed, feature) breaks block level did not select
+    # the finer ceilings (`Outcome`), each (breaks of its seeds, breaks selected, selected)
+    finer: tuple[tuple[int, int, int] | None, ...] = ()
+
+
+FINER = ("executed", "statements", "names", "names_safe")  # (the ceilings, in columns)
 
 
 def _ratio(part: int, whole: int) -> float:
     return part / whole if whole else 1.0
+
+
+def _ceiling(outcomes: Sequence[Outcome], field: str) -> tuple[int, int, int] | None:
+    """(breaks, breaks selected, selected) of the ceiling ``field`` over ``outcomes``; a seed
+    that changes no block (a file deleted, added, unparsable) counts with the block-level
+    selection, so "all seeds" compares with the block columns. None: no seed changes a block."""
+    if all(getattr(one, field) is None for one in outcomes):
+        return None
+    chosen = [getattr(one, field) for one in outcomes]
+    picked = [
+        c if c is not None else one.by_blocks for one, c in zip(outcomes, chosen, strict=True)
+    ]
+    return (
+        sum(len(one.failing) for one in outcomes),
+        sum(len(one.failing & c) for one, c in zip(outcomes, picked, strict=True)),
+        sum(len(c) for c in picked),
+    )
 
 
 def figures(outcomes: Sequence[Outcome], features: int) -> Figures:
@@ -412,32 +524,38 @@ def figures(outcomes: Sequence[Outcome], features: int) -> Figures:
             for one in outcomes
             for feature_id in sorted(one.failing - one.by_blocks)
         ),
+        tuple(_ceiling(outcomes, field) for field in FINER),
     )
 
 
 HEADER = (
     f"{'project':<15} {'seed kind':<22} {'seeds':>5} {'breaks':>6} │ "
     f"{'files: recall':>13} {'precision':>9} {'runs':>5} │ "
-    f"{'blocks: recall':>14} {'precision':>9} {'runs':>5} │ {'ceiling':>7}"
+    f"{'blocks: recall':>14} {'precision':>9} {'runs':>5} │ "
+    + " │ ".join(f"{'ceiling ' + f:>18}" for f in ("blocks", "stmts", "names", "names safe"))
 )
+
+
+def _pair(one: tuple[int, int, int] | None) -> str:
+    """A ceiling's recall and precision (- where the kind changes no blocks)."""
+    if one is None:
+        return f"{'-':>18}"
+    breaks, hit, chosen = one
+    return f"{'r ' + format(_ratio(hit, breaks), '.2f') + ' p ' + format(_ratio(hit, chosen), '.2f') + ' n ' + str(chosen):>18}"
 
 
 def row(project: str, kind: str, found: Figures) -> str:
     """One line of the table: recall and precision at both grains, the verifier runs each
-    selection costs (of seeds × features), and the ceiling: the precision of selecting
-    exactly the features that executed a changed block (- where the kind changes no blocks)."""
-    ceiling = (
-        f"{_ratio(found.executed_hit, found.executed):>7.2f}"
-        if found.executed is not None and found.executed_hit is not None
-        else f"{'-':>7}"
-    )
+    selection costs (of seeds × features), and the ceilings — recall (r), precision (p) and
+    selections (n) of selecting exactly the features that executed a changed block, a changed
+    statement, read a rebound name, and the same soundly (`tests/finer_grain.py`)."""
     return (
         f"{project:<15} {kind:<22} {found.seeds:>5} {found.breaks:>6} │ "
         f"{_ratio(found.files_hit, found.breaks):>13.2f} "
         f"{_ratio(found.files_hit, found.files_selected):>9.2f} {found.files_selected:>5} │ "
         f"{_ratio(found.blocks_hit, found.breaks):>14.2f} "
         f"{_ratio(found.blocks_hit, found.blocks_selected):>9.2f} {found.blocks_selected:>5} │ "
-        f"{ceiling}"
+        + " │ ".join(_pair(one) for one in found.finer)
     )
 
 
