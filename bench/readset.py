@@ -216,7 +216,6 @@ def _verifiers_python(home: Path, python: Path | None) -> None:
     in ``os.environ`` (shims first on PATH), as bench/block_sets.py `--python` does."""
     if python is None:
         return
-    slugify_project.KEEP_PYTHONPATH = True  # (else a 3.12 verifier's blocks go unmeasured)
     shims = home / "verifiers-bin"
     shims.mkdir()
     for name in ("python", "python3"):  # (python3: an installing init's overlay uses it)

@@ -206,8 +206,7 @@ def verifier(nodes: Sequence[str], python: str = "python") -> str:
     """The verify command running ``nodes``' pure-Python half (``-k _native``): the
     speedups' half would be skipped, and shiftkit takes a skipped test for no pass (decision
     record 0051)."""
-    head = f"{slugify_project.pythonpath('src')} {python} -m pytest -q -k _native"
-    return f"{head} -p no:cacheprovider " + " ".join(nodes)
+    return f"PYTHONPATH=src {python} -m pytest -q -k _native -p no:cacheprovider " + " ".join(nodes)
 
 
 def adopt(run: slugify_project.Run, groups: Mapping[str, Sequence[str]] = GROUPS) -> dict[str, str]:

@@ -329,21 +329,8 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
-# (bench/readset.py --python: a verifier's own `PYTHONPATH=` replaces the one the block sets'
-# recorder is started through — `blocksets.prefix` puts its `sitecustomize` there — so a
-# verifier that sets it is measured at file level on Python 3.12+; keeping the inherited one
-# after ours lets its blocks be measured)
-KEEP_PYTHONPATH = False
-
-
-def pythonpath(value: str | Path) -> str:
-    """The verifiers' ``PYTHONPATH=`` assignment (`KEEP_PYTHONPATH`: the inherited path kept
-    after ``value``)."""
-    return f"PYTHONPATH={value}" + ("${PYTHONPATH:+:$PYTHONPATH}" if KEEP_PYTHONPATH else "")
-
-
 def verifier(site: Path, nodes: Sequence[str], python: str = "python") -> str:
-    return f"{pythonpath(site)} {python} -m pytest -q -p no:cacheprovider " + " ".join(nodes)
+    return f"PYTHONPATH={site} {python} -m pytest -q -p no:cacheprovider " + " ".join(nodes)
 
 
 Run = Callable[[Sequence[str]], str]  # an argv run in the project, its stdout (fails loudly)
