@@ -46,7 +46,7 @@ def probe(change: affected.Change, blocks: bool = True) -> Probe:
     looked = change.paths if change.resized is None else change.resized
     return Probe(
         change.paths,
-        change.paths - code.keys(),
+        frozenset(path for path in change.paths if path not in code),
         code,
         frozenset(looked),
         change.added,

@@ -325,13 +325,29 @@ def selection_at(
     Only the sets a change can touch are read (`prefilter`: the store's rows that mention a
     changed path, a block whose fingerprint changed) and judged by `affected`; the others are
     counted. A store that cannot be read selects every feature."""
+    return selection_by(
+        common_dir,
+        commands,
+        lambda trees: changes(root, trees, new_tree, common_dir),
+        bookkeeping,
+    )
+
+
+def selection_by(
+    common_dir: Path,
+    commands: Mapping[str, str],
+    changes_from: Callable[[Sequence[str]], Mapping[str, affected.Change]],
+    bookkeeping: Collection[str] = (),
+) -> Selection:
+    """`selection_at` with the changes from the trees the sets were measured at given by
+    ``changes_from`` (tree → change; a tree left out: its sets are unknown)."""
     ids = list(commands)
     everything = Selection(ids, affected.Skipped())
 
     def work(con: sqlite3.Connection) -> Selection:
         con.execute("BEGIN")  # (one snapshot: heads and rows of the same sets)
         try:
-            return _selection(con, root, common_dir, commands, new_tree, bookkeeping)
+            return _selection(con, commands, changes_from, bookkeeping)
         finally:
             con.execute("COMMIT")
 
@@ -340,10 +356,8 @@ def selection_at(
 
 def _selection(
     con: sqlite3.Connection,
-    root: Path,
-    common_dir: Path,
     commands: Mapping[str, str],
-    new_tree: str,
+    changes_from: Callable[[Sequence[str]], Mapping[str, affected.Change]],
     bookkeeping: Collection[str],
 ) -> Selection:
     ids = list(commands)
@@ -351,8 +365,7 @@ def _selection(
     heads = {i: head for i in ids if (head := stored.get(i)) is not None and head[2] == commands[i]}
     named = readstore.trees(con)
     measured = {tree_id: named[tree_id] for tree_id in {head[1] for head in heads.values()}}
-    order = list(dict.fromkeys(measured[head[1]] for head in heads.values()))
-    found = changes(root, order, new_tree, common_dir)
+    found = changes_from(list(dict.fromkeys(measured[head[1]] for head in heads.values())))
     unknown = {i for i in ids if i not in heads or measured[heads[i][1]] not in found}
     owner = {heads[i][0]: i for i in ids if i not in unknown}
     at_tree: dict[int, set[int]] = {}
