@@ -113,22 +113,29 @@ def _run(where: Path, fallback: _T, work: Callable[[sqlite3.Connection], _T]) ->
         con.close()
 
 
-def _busy(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+def _corrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database is not one to read (not a database, malformed,
+    another schema, a table missing) rather than that it could not be reached now (busy,
+    locked, an I/O error, a folder not writable)."""
+    if isinstance(exc, Unreadable):
+        return True
+    if isinstance(exc, sqlite3.OperationalError):
+        return str(exc).startswith("no such ")
+    return isinstance(exc, sqlite3.DatabaseError)
 
 
 def _lost(where: Path, exc: BaseException) -> None:
-    """Warn once; remove a database that is not readable (not one that is only busy)."""
-    busy = _busy(exc) or isinstance(exc, OSError)
-    if not busy:
+    """Warn once; remove a database that cannot be read (not one that is only unreachable)."""
+    corrupt = _corrupt(exc)
+    if corrupt:
         for suffix in ("", "-wal", "-shm"):
             Path(f"{where}{suffix}").unlink(missing_ok=True)
     if not _warned:
         _warned.append(str(where))
-        what = "is busy" if busy else "could not be read and was removed"
+        what = "could not be read and was removed" if corrupt else "could not be used"
         print(
-            f"shiftkit: the read-set store {where} {what} ({exc}); every passing feature "
-            "counts as affected until its sets are measured again",
+            f"shiftkit: the read-set store {where} {what} ({exc}); a feature whose read set "
+            "it cannot give counts as affected by every change",
             file=sys.stderr,
         )
 
