@@ -66,19 +66,18 @@ def combine(
     unknown: Collection[str],
     candidates: Mapping[str, affected.ReadSet],
     changes: Mapping[str, affected.Change],
-    reading: Collection[str],
+    reading: int,
 ) -> tuple[list[str], affected.Skipped]:
     """The features of ``ids`` to re-run (in that order) and why the rest were not:
     ``unknown`` all run (no set, or no change from its tree); ``candidates`` (their whole
     sets) as `affected` says; every other feature is touched by no clause of `touches`. Read
-    as whole files it would be touched exactly when it read a changed path (``reading``) —
+    as whole files it would be touched exactly when it read a changed path —
     the stat and added-path clauses do not look at blocks — so `skipped_since` would count it
-    by functions exactly then, by files otherwise."""
+    by functions exactly then, by files otherwise: ``reading`` is how many of them did."""
     judged = [i for i in ids if i in candidates and i not in unknown]
     hit = set(affected.affected_since(judged, candidates, changes))
     chosen = hit | set(unknown)
     exact = affected.skipped_since([i for i in judged if i not in hit], candidates, changes)
     rest = [i for i in ids if i not in chosen and i not in candidates]
-    by_blocks = sum(1 for i in rest if i in reading)
-    skipped = affected.Skipped(exact.by_blocks + by_blocks, exact.by_files + len(rest) - by_blocks)
+    skipped = affected.Skipped(exact.by_blocks + reading, exact.by_files + len(rest) - reading)
     return [i for i in ids if i in chosen], skipped

@@ -15,6 +15,8 @@ Stable API (the finish gate and the publish gate share it):
 - `change(root, old_tree, new_tree)` — a `Change` between two trees (directories included);
 - `affected_at(root, common_dir, commands, new_tree)` — the features of ``commands`` (in its
   order) a move of the tree to ``new_tree`` can break.
+- `selection_at(...)` — those and why the rest were left out (`affected.Skipped`);
+  `selection_by(common_dir, commands, changes_from)` the same with the changes given.
 
 The sets live in the common git dir (``shiftkit/readsets.sqlite3``: `readstore`, decision
 record 0121), keyed by feature id and holding the tree and verifier they were measured at.
@@ -371,19 +373,26 @@ def _selection(
     at_tree: dict[int, set[int]] = {}
     for set_id, feature_id in owner.items():
         at_tree.setdefault(heads[feature_id][1], set()).add(set_id)
+    every_at: dict[int, set[int]] = {tree_id: set() for tree_id in at_tree}
+    for set_id, tree_id, _ in stored.values():
+        if tree_id in every_at:
+            every_at[tree_id].add(set_id)
     by_blocks = blocksets.enabled()
     candidates: set[int] = set()
-    reading: set[int] = set()
+    reading = 0
     quiet = {tree: affected.quieted(change, bookkeeping) for tree, change in found.items()}
     for tree_id, owned in at_tree.items():
         probe = prefilter.probe(quiet[measured[tree_id]], by_blocks)
-        candidates |= readstore.candidates(con, tree_id, probe) & owned
-        reading |= readstore.reading(con, tree_id, probe.paths) & owned
+        found_here = readstore.candidates(con, tree_id, probe) & owned
+        candidates |= found_here
+        # (the sets of this tree not asked about, or for another command, are not counted)
+        others = every_at[tree_id] - owned
+        reading += readstore.reading(con, tree_id, sorted(probe.paths), others | found_here)
     sets = {owner[s]: one for s, one in readstore.sets_of(con, candidates).items()}
     unknown |= {owner[s] for s in candidates if owner[s] not in sets}  # (did not read back)
     if not by_blocks:
         sets = {i: one._replace(blocks=None) for i, one in sets.items()}
-    touched, skipped = prefilter.combine(ids, unknown, sets, quiet, {owner[s] for s in reading})
+    touched, skipped = prefilter.combine(ids, unknown, sets, quiet, reading)
     return Selection(touched, skipped)
 
 

@@ -2,8 +2,9 @@
 git dir (``shiftkit/readsets.sqlite3``; decision record 0121, replacing 0053's JSON file per
 feature), indexed so a selection reads only the sets a change can touch.
 
-Tables: ``sets`` (feature, the tree and verifier command it was measured at, and the whole
-set in `affected.to_json`'s form: a candidate is read in one row); ``rows`` (one per path: a
+Tables: ``sets`` (feature, the tree and verifier command it was measured at: every selection
+reads them all, so they are kept narrow) and ``bodies`` (the whole set in `affected.to_json`'s
+form: a candidate is read in one row); ``rows`` (one per path: a
 file read whole or by blocks, a folder listed, a path looked up and missing, a file stat'ed —
 with its set's tree, indexed by (tree, kind, path)); ``marks`` (each distinct (path, block,
 fingerprint) once) and ``ran`` (set → mark); ``prints`` (block fingerprints by blob id: a
@@ -32,6 +33,7 @@ NAME = "readsets.sqlite3"
 OLD_FOLDER = "readsets"  # decision record 0053's one JSON file per feature
 SCHEMA = 1
 BUSY_MS = 10_000  # (a writer holds the lock for one set's rows: milliseconds)
+FEW = 20  # a change's paths counted one by one (`reading`)
 CHUNK = 500  # parameters per IN (...): SQLite's limit is larger, a change's paths may be more
 
 FILE, CODE, DIR, MISSING, STAT = range(5)  # a row's kind (CODE: a file read, by blocks)
@@ -42,9 +44,9 @@ CREATE TABLE sets (
     id INTEGER PRIMARY KEY,
     feature TEXT NOT NULL UNIQUE,
     tree INTEGER NOT NULL,
-    command TEXT NOT NULL,
-    body TEXT NOT NULL
+    command TEXT NOT NULL
 );
+CREATE TABLE bodies (set_id INTEGER PRIMARY KEY, body TEXT NOT NULL);
 CREATE TABLE rows (set_id INTEGER NOT NULL, tree INTEGER NOT NULL, kind INTEGER NOT NULL,
                    path TEXT NOT NULL);
 CREATE INDEX rows_at ON rows (tree, kind, path);
@@ -212,7 +214,7 @@ def forget(common_dir: Path, owners: Sequence[str]) -> None:
 def _drop(con: sqlite3.Connection, feature_id: str) -> None:
     row = con.execute("SELECT id FROM sets WHERE feature = ?", (feature_id,)).fetchone()
     if row is not None:
-        for table in ("rows", "ran"):
+        for table in ("rows", "ran", "bodies"):
             con.execute(f"DELETE FROM {table} WHERE set_id = ?", row)
         con.execute("DELETE FROM sets WHERE id = ?", row)
 
@@ -224,9 +226,10 @@ def _put(con: sqlite3.Connection, feature_id: str, read_set: affected.ReadSet) -
     ran = read_set.blocks
     body = json.dumps(affected.to_json(feature_id, read_set), separators=(",", ":"))
     set_id = con.execute(
-        "INSERT INTO sets (feature, tree, command, body) VALUES (?, ?, ?, ?)",
-        (feature_id, tree, read_set.command, body),
+        "INSERT INTO sets (feature, tree, command) VALUES (?, ?, ?)",
+        (feature_id, tree, read_set.command),
     ).lastrowid
+    con.execute("INSERT INTO bodies (set_id, body) VALUES (?, ?)", (set_id, body))
     by_blocks = ran if ran is not None else {}
     rows = [(set_id, tree, CODE if p in by_blocks else FILE, p) for p in read_set.files]
     for kind, paths in ((DIR, read_set.dirs), (MISSING, read_set.missing), (STAT, read_set.stats)):
@@ -263,7 +266,10 @@ def sets_of(con: sqlite3.Connection, set_ids: Collection[int]) -> dict[int, affe
     """The whole sets of ``set_ids`` that read back, by id (one that does not is unknown)."""
     found: dict[int, affected.ReadSet] = {}
     for chunk in _chunks(sorted(set_ids)):
-        query = f"SELECT id, feature, body FROM sets WHERE id IN ({','.join('?' * len(chunk))})"
+        query = (
+            "SELECT s.id, s.feature, b.body FROM sets s JOIN bodies b ON b.set_id = s.id "
+            f"WHERE s.id IN ({','.join('?' * len(chunk))})"
+        )
         for set_id, feature, body in con.execute(query, chunk):
             try:
                 read_set = affected.from_json(feature, json.loads(body))
@@ -311,9 +317,35 @@ def candidates(con: sqlite3.Connection, tree_id: int, probe: prefilter.Probe) ->
     return found
 
 
-def reading(con: sqlite3.Connection, tree_id: int, paths: Iterable[str]) -> set[int]:
-    """The sets measured at the tree ``tree_id`` that read a file among ``paths``."""
-    return _with_rows(con, tree_id, (FILE, CODE), paths)
+def reading(
+    con: sqlite3.Connection, tree_id: int, paths: Collection[str], excluded: Collection[int]
+) -> int:
+    """How many sets measured at the tree ``tree_id``, outside ``excluded``, read a file among
+    ``paths`` — counted in SQL: thousands may, and only the number is needed."""
+    kinds = f"tree = ? AND kind IN ({FILE}, {CODE})"
+    if len(paths) > CHUNK:  # (a change too large for one IN (...): the ids, then counted)
+        return len(_with_rows(con, tree_id, (FILE, CODE), paths) - set(excluded))
+    marks = ",".join("?" * len(paths))
+    # (a set holds a path once: one path read at all is counted without the DISTINCT's sort)
+    each = [
+        con.execute(
+            f"SELECT COUNT(*) FROM rows WHERE {kinds} AND path = ?", (tree_id, p)
+        ).fetchone()[0]
+        for p in (paths if len(paths) <= FEW else ())
+    ]
+    if len(paths) <= FEW and sum(1 for n in each if n) <= 1:
+        count = sum(each)
+    else:
+        query = f"SELECT COUNT(DISTINCT set_id) FROM rows WHERE {kinds} AND path IN ({marks})"
+        (count,) = con.execute(query, (tree_id, *paths)).fetchone()
+    among = sorted(excluded)
+    for chunk in _chunks(among):
+        query = (
+            f"SELECT COUNT(DISTINCT set_id) FROM rows WHERE {kinds} AND path IN ({marks}) "
+            f"AND set_id IN ({','.join('?' * len(chunk))})"
+        )
+        count -= con.execute(query, (tree_id, *paths, *chunk)).fetchone()[0]
+    return int(count)
 
 
 def _with_rows(
