@@ -15,25 +15,26 @@ Stable API (the finish gate and the publish gate share it):
 - `change(root, old_tree, new_tree)` — a `Change` between two trees (directories included);
 - `affected_at(root, common_dir, commands, new_tree)` — the features of ``commands`` (in its
   order) a move of the tree to ``new_tree`` can break.
+- `selection_at(...)` — those and why the rest were left out (`affected.Skipped`);
+  `selection_by(common_dir, commands, changes_from)` the same with the changes given.
 
-The sets live in the common git dir (``shiftkit/readsets/``, one file per feature, written
-atomically), keyed by feature id and holding the tree and verifier they were measured at.
+The sets live in the common git dir (``shiftkit/readsets.sqlite3``: `readstore`, decision
+record 0121), keyed by feature id and holding the tree and verifier they were measured at.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
+import sqlite3
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from shiftkit.core import affected, blocks, jsonbound, trace
-from shiftkit.core.errors import BadInput
-from shiftkit.edge import blocksets, gitio, state, verify
+from shiftkit.core import affected, blocks, prefilter, trace
+from shiftkit.edge import blocksets, gitio, readstore, verify
 
 FOLDER = "readsets"
 OFF_VARIABLE = "SHIFTKIT_READSETS"  # "off": measure nothing (every set unknown)
@@ -162,51 +163,28 @@ def _tree_files(root: Path, tree: str) -> list[str]:
     return [path for path in listing.split("\0") if path]
 
 
-# -- the store -------------------------------------------------------------------------------
-
-
-def _path(common_dir: Path, feature_id: str) -> Path:
-    return state.repo_state(common_dir) / FOLDER / _name(feature_id)
-
-
-def _name(feature_id: str) -> str:
-    return hashlib.sha256(feature_id.encode("utf-8", "surrogateescape")).hexdigest()[:24] + ".json"
+# -- the store (`readstore`: one SQLite database, decision record 0121) -------------------------
 
 
 def record(common_dir: Path, feature_id: str, read_set: affected.ReadSet) -> None:
     """Keep ``read_set`` as ``feature_id``'s (replacing the one before)."""
-    state.write_json(_path(common_dir, feature_id), affected.to_json(feature_id, read_set))
+    readstore.record(common_dir, [feature_id], read_set)
 
 
 def forget(common_dir: Path, feature_id: str) -> None:
     """``feature_id``'s set is unknown from now (a pass whose reads were not measured)."""
-    _path(common_dir, feature_id).unlink(missing_ok=True)
+    readstore.forget(common_dir, [feature_id])
 
 
 def load_one(common_dir: Path, feature_id: str) -> affected.ReadSet | None:
-    return affected.from_json(feature_id, state.read_json(_path(common_dir, feature_id)))
-
-
-def _read(path: str) -> Any:
-    """`state.read_json` of a path given as a string."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        return jsonbound.loads(text, path)
-    except (FileNotFoundError, BadInput, UnicodeDecodeError):
-        return None
+    return readstore.load(common_dir, {feature_id}).get(feature_id)
 
 
 def load(common_dir: Path, commands: Mapping[str, str]) -> dict[str, affected.ReadSet | None]:
     """Each feature's stored set (``commands``: feature id → its verifier's cache command),
     None when there is none or it was measured for another command."""
-    # (one folder for all, each file named by its feature: thousands are read per selection,
-    # so without a pathlib object each; a set for another command is not read further)
-    folder = os.path.join(_path(common_dir, "").parent, "")
-    found = {
-        feature_id: affected.from_json_for(feature_id, _read(folder + _name(feature_id)), command)
-        for feature_id, command in commands.items()
-    }
+    stored = readstore.load(common_dir, commands.keys())
+    found = {i: affected.known(stored.get(i), command) for i, command in commands.items()}
     if blocksets.enabled():
         return found
     # (block sets off: every file a run read counts whole, whatever was measured before)
@@ -223,13 +201,17 @@ def change(root: Path, old_tree: str, new_tree: str) -> affected.Change:
     return _completed(root, {old_tree: _diff(root, old_tree, new_tree)})[old_tree]
 
 
-def changes(root: Path, old_trees: Sequence[str], new_tree: str) -> dict[str, affected.Change]:
+def changes(
+    root: Path, old_trees: Sequence[str], new_tree: str, common_dir: Path | None = None
+) -> dict[str, affected.Change]:
     """`change` from each of ``old_trees`` that is a tree here (the others left out) to
     ``new_tree``: one git process a tree, and the sizes and the changed Python files'
-    fingerprints of them all asked for once (each new file parsed once)."""
+    fingerprints of them all asked for once (each new file parsed once; with ``common_dir``,
+    once per blob ever: `readstore.prints`)."""
     here = _trees_here(root, old_trees)
     present = [tree for tree in old_trees if tree in here]
-    return _completed(root, {tree: _diff(root, tree, new_tree) for tree in present})
+    diffs = {tree: _diff(root, tree, new_tree) for tree in present}
+    return _completed(root, diffs, common_dir)
 
 
 _Diff = tuple[set[str], set[str], set[str], list[tuple[str, str, str]]]
@@ -260,12 +242,14 @@ def _diff(root: Path, old_tree: str, new_tree: str) -> _Diff:
     return paths, added, resized, same_kind
 
 
-def _completed(root: Path, diffs: Mapping[str, _Diff]) -> dict[str, affected.Change]:
+def _completed(
+    root: Path, diffs: Mapping[str, _Diff], common_dir: Path | None = None
+) -> dict[str, affected.Change]:
     """Each diff as a `Change`: the sizes of its files modified in place (`_emptied`) and the
     fingerprints of its Python ones, asked for once for all."""
     modified = [row for _, _, _, same_kind in diffs.values() for row in same_kind]
     sizes = _sizes(root, sorted({oid for _, a, b in modified for oid in (a, b)}))
-    prints = _fingerprints(root, modified)
+    prints = _fingerprints(root, modified, common_dir)
     found = {}
     for tree, (paths, added, resized, same_kind) in diffs.items():
         resized |= {path for path, a, b in same_kind if _emptied(sizes.get(a), sizes.get(b))}
@@ -275,15 +259,23 @@ def _completed(root: Path, diffs: Mapping[str, _Diff]) -> dict[str, affected.Cha
 
 
 def _fingerprints(
-    root: Path, modified: Sequence[tuple[str, str, str]]
+    root: Path, modified: Sequence[tuple[str, str, str]], common_dir: Path | None = None
 ) -> dict[str, dict[str, str] | None]:
-    """The block fingerprints of the new blob of each modified Python file, by blob id."""
+    """The block fingerprints of the new blob of each modified Python file, by blob id —
+    kept in the store by blob id when ``common_dir`` is given: a blob's content never
+    changes, and parsing a large module costs more than the rest of a selection."""
     code = sorted({new for path, _, new in modified if path.endswith(".py")})
-    texts = gitio.read_blobs(root, code)
-    return {
-        oid: blocks.fingerprints(text) if text is not None else None
-        for oid, text in zip(code, texts, strict=True)
+    kept = readstore.prints(common_dir, code) if common_dir is not None else {}
+    fresh = [oid for oid in code if oid not in kept]
+    texts = gitio.read_blobs(root, fresh)
+    found = {
+        oid: blocks.fingerprints(text)
+        for oid, text in zip(fresh, texts, strict=True)
+        if text is not None  # (a blob not read: not kept, None this time)
     }
+    if common_dir is not None:
+        readstore.keep_prints(common_dir, found)
+    return {oid: kept[oid] if oid in kept else found.get(oid) for oid in code}
 
 
 def _emptied(old: int | None, new: int | None) -> bool:
@@ -330,15 +322,78 @@ def selection_at(
     tree its read set was measured at, unknown sets all included; and why the rest were not.
     ``bookkeeping``: shiftkit's own files, which count only where a verifier read them
     (`affected.quieted`). The one selection of the finish gate, the publish gate, `sync`,
-    `check` and the start check."""
+    `check` and the start check.
+
+    Only the sets a change can touch are read (`prefilter`: the store's rows that mention a
+    changed path, a block whose fingerprint changed) and judged by `affected`; the others are
+    counted. A store that cannot be read selects every feature."""
+    return selection_by(
+        common_dir,
+        commands,
+        lambda trees: changes(root, trees, new_tree, common_dir),
+        bookkeeping,
+    )
+
+
+def selection_by(
+    common_dir: Path,
+    commands: Mapping[str, str],
+    changes_from: Callable[[Sequence[str]], Mapping[str, affected.Change]],
+    bookkeeping: Collection[str] = (),
+) -> Selection:
+    """`selection_at` with the changes from the trees the sets were measured at given by
+    ``changes_from`` (tree → change; a tree left out: its sets are unknown)."""
     ids = list(commands)
-    sets = load(common_dir, commands)
-    found = changes(root, affected.trees_to_compare(ids, sets), new_tree)
-    quiet = {tree: affected.quieted(one, bookkeeping) for tree, one in found.items()}
-    touched = affected.affected_since(ids, sets, quiet)
-    chosen = set(touched)
-    rest = [i for i in ids if i not in chosen]
-    return Selection(touched, affected.skipped_since(rest, sets, quiet))
+    everything = Selection(ids, affected.Skipped())
+
+    def work(con: sqlite3.Connection) -> Selection:
+        con.execute("BEGIN")  # (one snapshot: heads and rows of the same sets)
+        try:
+            return _selection(con, commands, changes_from, bookkeeping)
+        finally:
+            con.execute("COMMIT")
+
+    return readstore.guarded(common_dir, everything, work)
+
+
+def _selection(
+    con: sqlite3.Connection,
+    commands: Mapping[str, str],
+    changes_from: Callable[[Sequence[str]], Mapping[str, affected.Change]],
+    bookkeeping: Collection[str],
+) -> Selection:
+    ids = list(commands)
+    stored = readstore.heads(con)
+    heads = {i: head for i in ids if (head := stored.get(i)) is not None and head[2] == commands[i]}
+    named = readstore.trees(con)
+    measured = {tree_id: named[tree_id] for tree_id in {head[1] for head in heads.values()}}
+    found = changes_from(list(dict.fromkeys(measured[head[1]] for head in heads.values())))
+    unknown = {i for i in ids if i not in heads or measured[heads[i][1]] not in found}
+    owner = {heads[i][0]: i for i in ids if i not in unknown}
+    at_tree: dict[int, set[int]] = {}
+    for set_id, feature_id in owner.items():
+        at_tree.setdefault(heads[feature_id][1], set()).add(set_id)
+    every_at: dict[int, set[int]] = {tree_id: set() for tree_id in at_tree}
+    for set_id, tree_id, _ in stored.values():
+        if tree_id in every_at:
+            every_at[tree_id].add(set_id)
+    by_blocks = blocksets.enabled()
+    candidates: set[int] = set()
+    reading = 0
+    quiet = {tree: affected.quieted(change, bookkeeping) for tree, change in found.items()}
+    for tree_id, owned in at_tree.items():
+        probe = prefilter.probe(quiet[measured[tree_id]], by_blocks)
+        found_here = readstore.candidates(con, tree_id, probe) & owned
+        candidates |= found_here
+        # (the sets of this tree not asked about, or for another command, are not counted)
+        others = every_at[tree_id] - owned
+        reading += readstore.reading(con, tree_id, sorted(probe.paths), others | found_here)
+    sets = {owner[s]: one for s, one in readstore.sets_of(con, candidates).items()}
+    unknown |= {owner[s] for s in candidates if owner[s] not in sets}  # (did not read back)
+    if not by_blocks:
+        sets = {i: one._replace(blocks=None) for i, one in sets.items()}
+    touched, skipped = prefilter.combine(ids, unknown, sets, quiet, reading)
+    return Selection(touched, skipped)
 
 
 def affected_at(
@@ -403,9 +458,8 @@ def run_measured(
         outcome = run(measure.prefix if measure is not None else ())
         if outcome.ok:
             found = measure.read_set(root, tree, command) if measure is not None else None
-            for owner in owners:
-                if found is not None:
-                    record(common_dir, owner, found)
-                else:
-                    forget(common_dir, owner)
+            if found is not None:
+                readstore.record(common_dir, owners, found)
+            else:
+                readstore.forget(common_dir, owners)
     return outcome
