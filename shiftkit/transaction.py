@@ -233,8 +233,11 @@ def _approved(root_text: str, commit: revisions.Commit) -> bool:
     git_dir = hooks.own_git_dir(root_text)
     if git_dir is None:
         return False
+    folder = os.path.join(git_dir, "shiftkit", "approved")
+    if not os.path.isdir(folder):
+        return False  # (no approval yet in this worktree: nothing to hash the commit for)
     key = subjects.approval_key(commit.parents, commit.tree, commit.message)
-    return os.path.isfile(os.path.join(git_dir, "shiftkit", "approved", key))
+    return os.path.isfile(os.path.join(folder, key))
 
 
 def current_claim(root: Path, feature_id: str) -> str:

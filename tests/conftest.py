@@ -353,12 +353,17 @@ def flip(project: Path, *ids: str, log: bool = True) -> None:
             add_log_entry(project, feature_id)
 
 
+# How an installed shim runs shiftkit (after the interpreter): the entry point, as
+# `.shiftkit/hook` runs it (`-m` would import runpy first: decision 0122).
+SHIM_RUNS = "-P -c 'import sys; from shiftkit.main import main; sys.exit(main())' hook"
+
+
 def use_shims(project: Path) -> None:
     """Replace the pre-commit framework's hooks by shiftkit's plain shims."""
     for name in ("pre-commit", "commit-msg"):
         (project / ".git" / "hooks" / name).unlink()
     ok(project, "install-hooks")
-    assert "-m shiftkit hook" in (project / ".git" / "hooks" / "pre-commit").read_text()
+    assert SHIM_RUNS in (project / ".git" / "hooks" / "pre-commit").read_text()
 
 
 def shell_features(project: Path, *names: str) -> None:

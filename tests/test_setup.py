@@ -11,7 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BIN_DIR, FEATURES, flip, git, git_ok, ok, shiftkit, use_shims, write
+from conftest import (
+    BIN_DIR,
+    FEATURES,
+    SHIM_RUNS,
+    flip,
+    git,
+    git_ok,
+    ok,
+    shiftkit,
+    use_shims,
+    write,
+)
 
 HOOKS = ("pre-commit", "commit-msg", "reference-transaction", "pre-push")
 
@@ -106,7 +117,7 @@ def test_without_the_framework_setup_installs_the_plain_shims(
     clone = clone_of(scaffold, tmp_path)
     done = shiftkit(clone, "setup")
     assert done.returncode == 0, done.output
-    assert "-m shiftkit hook" in (clone / ".git" / "hooks" / "pre-commit").read_text()
+    assert SHIM_RUNS in (clone / ".git" / "hooks" / "pre-commit").read_text()
     assert not first_line(clone).startswith("WARNING")
 
 
@@ -129,7 +140,7 @@ def test_install_hooks_still_installs_the_plain_shims(scaffold: Path) -> None:
         (scaffold / ".git" / "hooks" / name).unlink()
     result = shiftkit(scaffold, "install-hooks")
     assert result.returncode == 0, result.output
-    assert "-m shiftkit hook" in (scaffold / ".git" / "hooks" / "commit-msg").read_text()
+    assert SHIM_RUNS in (scaffold / ".git" / "hooks" / "commit-msg").read_text()
 
 
 @pytest.mark.parametrize("shims", [True, False], ids=["plain shims", "pre-commit framework"])
@@ -180,7 +191,7 @@ def test_setup_pins_a_shim_that_looks_shiftkit_up_on_path(scaffold: Path) -> Non
     assert "reference-transaction hook" in first_line(scaffold)
     done = shiftkit(scaffold, "setup")
     assert done.returncode == 0 and "reference-transaction" in done.output, done.output
-    assert "-m shiftkit hook reference-transaction" in shim.read_text()
+    assert f"{SHIM_RUNS} reference-transaction" in shim.read_text()
     again = shiftkit(scaffold, "setup")
     assert again.returncode == 0 and "reference-transaction" not in again.output, again.output
 
@@ -188,8 +199,8 @@ def test_setup_pins_a_shim_that_looks_shiftkit_up_on_path(scaffold: Path) -> Non
 def test_setup_rewrites_a_shim_from_before_python_dash_p(scaffold: Path) -> None:
     shim = scaffold / ".git" / "hooks" / "reference-transaction"
     current = shim.read_text()
-    assert " -P -m shiftkit " in current
-    shim.write_text(current.replace(" -P -m shiftkit ", " -m shiftkit "))  # (as set up before)
+    assert f" {SHIM_RUNS} " in current
+    shim.write_text(current.replace(f" {SHIM_RUNS} ", " -m shiftkit hook "))  # (as set up before)
     # What such a shim runs: a `shiftkit/` folder at the project root, first on Python's path.
     write(scaffold / "shiftkit" / "__init__.py", "")
     write(scaffold / "shiftkit" / "__main__.py", "open('planted-ran', 'w').close()\n")
@@ -202,6 +213,19 @@ def test_setup_rewrites_a_shim_from_before_python_dash_p(scaffold: Path) -> None
     assert shim.read_text() == current
     git_ok(scaffold, "update-ref", "-d", "refs/heads/probe")
     assert not (scaffold / "planted-ran").exists()
+
+
+def test_a_shim_running_dash_m_shiftkit_is_still_set_up(scaffold: Path) -> None:
+    """Shims run the entry point by `-c` (decision 0122); one installed before, by
+    `-P -m shiftkit`, is as isolated and is left as it is."""
+    shim = scaffold / ".git" / "hooks" / "reference-transaction"
+    current = shim.read_text()
+    shim.write_text(current.replace(f" {SHIM_RUNS} ", " -P -m shiftkit hook "))
+    before = shim.read_text()
+    assert before != current
+    done = shiftkit(scaffold, "setup")
+    assert done.returncode == 0 and "reference-transaction" not in done.output, done.output
+    assert shim.read_text() == before
 
 
 PAST_ALL_HOOKS = ("-c", "core.hooksPath=/dev/null/no-hooks")

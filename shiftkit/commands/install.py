@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shiftkit.core.errors import Refused
 from shiftkit.core.resources import hooks_dir
-from shiftkit.edge import gitio
+from shiftkit.edge import framework_env, gitio
 
 HOOKS = ("pre-commit", "commit-msg")
 GUARD_HOOKS = ("reference-transaction", "pre-push")
@@ -22,22 +22,32 @@ MARKER = "shiftkit"
 # How an installed shim runs shiftkit: by the absolute path of the interpreter that installed
 # it, never by a name looked up on PATH when the hook runs (decision 0030), with `-P` so the
 # work tree git runs hooks in is not first on Python's path: a `shiftkit/` folder there is
-# not what runs (decision 0070; shims from before run `-m shiftkit` alone).
-RECORDED = re.compile(r"\bexec (?:'([^']+)'|(\S+)) (?:-P )?-m shiftkit ")
+# not what runs (decision 0070; shims from before run `-m shiftkit` alone). The shims run the
+# entry point by `-c`, as `.shiftkit/hook` does: `-m` imports runpy first, 5 ms of every
+# commit's reference-transaction hook (decision 0122); shims from before, `-P -m shiftkit`.
+RUN_MAIN = framework_env.RUN_MAIN
+RECORDED = re.compile(
+    rf"\bexec (?:'([^']+)'|(\S+)) (-P )?(?:-m shiftkit|-c {re.escape(shlex.quote(RUN_MAIN))}) "
+)
 
 
 def shiftkit_command() -> str:
-    """The absolute command the shims run: this interpreter with `-P -m shiftkit`."""
+    """The absolute command the merge drivers run: this interpreter with `-P -m shiftkit`."""
     return f"{shlex.quote(os.path.abspath(sys.executable))} -P -m shiftkit"
 
 
+def shim_command() -> str:
+    """The absolute command the shims run: this interpreter with `-P -c RUN_MAIN`."""
+    return f"{shlex.quote(os.path.abspath(sys.executable))} -P -c {shlex.quote(RUN_MAIN)}"
+
+
 def shim_text(name: str) -> str:
-    """The bundled shim with its `shiftkit` calls pinned to `shiftkit_command()`."""
+    """The bundled shim with its `shiftkit` calls pinned to `shim_command()`."""
     python = shlex.quote(os.path.abspath(sys.executable))
     text = (hooks_dir() / name).read_text(encoding="utf-8")
     text = text.replace("command -v shiftkit", f"command -v {python}")
     text = text.replace("# (site check)\n", (hooks_dir() / SITE_CHECK).read_text(encoding="utf-8"))
-    return text.replace("exec shiftkit ", f"exec {shiftkit_command()} ")
+    return text.replace("exec shiftkit ", f"exec {shim_command()} ")
 
 
 def recorded_python(text: str) -> str | None:
@@ -51,7 +61,7 @@ def isolated(text: str) -> bool:
     """Whether an installed shim runs shiftkit with `-P` (decision 0070): a shim from before
     runs a `shiftkit/` folder at the project root instead, so `setup` rewrites it."""
     match = RECORDED.search(text)
-    return match is not None and " -P -m shiftkit " in match.group(0)
+    return match is not None and match.group(3) is not None
 
 
 INTERPRETER = "interpreter"  # in the common git dir's shiftkit/: what `.shiftkit/hook` runs

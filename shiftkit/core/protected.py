@@ -14,14 +14,18 @@ without parsing the list (or JSON) on the common commit.
 from __future__ import annotations
 
 import posixpath
-import re
 
-from shiftkit.core.messages import Rule, Violation
-
-TYPE_CHECKING = False  # the commit-msg hook reads a ground on every commit: no typing import
+# The commit-msg and reference-transaction hooks ask `may_touch` (and read a ground) on every
+# commit: `re`, with the `enum` it imports, would be a third of their start-up, so it is
+# imported where a pattern is matched, and `messages` (its `Rule` an enum) where a violation is
+# made.
+TYPE_CHECKING = False  # (no typing import either)
 if TYPE_CHECKING:
+    import re
     from collections.abc import Collection, Mapping, Sequence
     from typing import Any, TypeAlias
+
+    from shiftkit.core.messages import Violation
 
     Texts: TypeAlias = Mapping[str, tuple[str | None, str | None]]
 
@@ -63,7 +67,7 @@ MERGED_FILES = (
     ".gitattributes",
 )
 DECISION_INDEX = "README.md"
-_RECORD = re.compile(r"^(\d{4})-(.+\.md)$")
+_RECORD = r"^(\d{4})-(.+\.md)$"  # a decision record's file name (`re` caches it compiled)
 
 
 def _whose(hit: Hit) -> str:
@@ -139,7 +143,7 @@ def ground(
         seen[key] = None
         found = _oracle_of(verify, tuple(declared), tuple(default))
         for pattern in found.patterns:
-            if re.search(r"[*?\[]", pattern):
+            if _is_glob(pattern):
                 globs.setdefault(pattern, feature_id)
             else:
                 exact.setdefault(pattern, feature_id)
@@ -181,9 +185,17 @@ def _oracle_of(verify: str | None, declared: tuple[str, ...], default: tuple[str
 # -- judging rows ----------------------------------------------------------------------------
 
 
+def _is_glob(pattern: str) -> bool:
+    return any(char in pattern for char in "*?[")
+
+
 def _record(path: str, folder: str) -> re.Match[str] | None:
     head, _, name = path.rpartition("/")
-    return _RECORD.match(name) if head == folder or (not head and folder == ".") else None
+    if head != folder and (head or folder != "."):
+        return None
+    import re
+
+    return re.match(_RECORD, name)
 
 
 def _index(folder: str) -> str:
@@ -287,6 +299,8 @@ def violations(
     decision records change only as a person's action (decision records 0048 and 0049). The
     commit hooks, the reference-transaction hook and `audit` all ask this (through
     `rules.evaluate`, or directly on a commit that stages no protocol file)."""
+    from shiftkit.core.messages import Rule, Violation
+
     return [
         Violation(
             Rule.PROTECTED,
@@ -348,6 +362,8 @@ def _renumbers(
                 continue
             a, b = _record(path, folder), _record(new, folder)
             assert a is not None and b is not None
+            import re
+
             expected = re.sub(rf"^# {int(a[1])}\.", f"# {int(b[1])}.", old_text, count=1)
             if texts.get(new, (None, None))[1] == expected:
                 moved.add(path)
@@ -431,6 +447,8 @@ _REGEXES: dict[str, re.Pattern[str]] = {}
 def _matches(glob: str, path: str) -> bool:
     pattern = _REGEXES.get(glob)
     if pattern is None:
+        import re
+
         pattern = _REGEXES[glob] = re.compile(glob_regex(glob))
     return pattern.fullmatch(path) is not None
 
@@ -448,7 +466,9 @@ def matches(found: Ground, path: str, exists: bool = True) -> Hit | None:
 def glob_regex(pattern: str) -> str:
     """A glob as a regular expression over a slash-separated path: `**` any number of folders,
     `*` and `?` within one name; a pattern without wildcards names a file or a folder."""
-    if not re.search(r"[*?\[]", pattern):
+    import re
+
+    if not _is_glob(pattern):
         return re.escape(pattern) + "(?:/.*)?"
     out = []
     index = 0
