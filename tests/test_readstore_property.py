@@ -183,3 +183,18 @@ def test_the_json_sets_of_before_are_imported_once(tmp_path: Path) -> None:
         "F2": None,
     }
     assert not old.exists()
+
+
+def test_sets_of_another_fingerprint_scheme_are_unknown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shiftkit whose `core.blocks` draws blocks otherwise must not compare its prints with
+    marks an older one stored (nor reuse its cached prints): another scheme, another database,
+    every set unknown. The twin: the same scheme reads its set back."""
+    read_set = affected.ReadSet("t1", "verify", frozenset({"a.py"}), blocks={"a.py": {"f": "1"}})
+    readsets.record(tmp_path, "F1", read_set)
+    assert readsets.load(tmp_path, {"F1": "verify"}) == {"F1": read_set}
+    monkeypatch.setattr(readstore, "_scheme", ["another"])
+    assert readsets.load(tmp_path, {"F1": "verify"}) == {"F1": None}
+    monkeypatch.undo()
+    assert readsets.load(tmp_path, {"F1": "verify"}) == {"F1": read_set}

@@ -18,6 +18,7 @@ write rebuilds it. The JSON files of 0053 are imported once, when the database i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -29,7 +30,7 @@ from typing import TypeVar
 from shiftkit.core import affected, prefilter
 from shiftkit.edge import state
 
-NAME = "readsets.sqlite3"
+NAME = "readsets-{scheme}.sqlite3"  # (one database per fingerprint scheme: `scheme`)
 OLD_FOLDER = "readsets"  # decision record 0053's one JSON file per feature
 SCHEMA = 1
 BUSY_MS = 10_000  # (a writer holds the lock for one set's rows: milliseconds)
@@ -64,7 +65,24 @@ _warned: list[str] = []  # (one warning per process)
 
 
 def path_of(common_dir: Path) -> Path:
-    return state.repo_state(common_dir) / NAME
+    return state.repo_state(common_dir) / NAME.format(scheme=scheme())
+
+
+_scheme: list[str] = []
+
+
+def scheme() -> str:
+    """Which code computed the stored fingerprints: a digest of `core.blocks`, where blocks and
+    their fingerprints are defined. Marks and cached prints are compared by equality, so two
+    schemes must never meet — a shiftkit that draws blocks otherwise (a rule moved a function
+    into the module block, say) could find an old mark equal to a new print of changed code.
+    Each scheme has its own database: after such an upgrade every set is unknown once."""
+    if not _scheme:
+        from shiftkit.core import blocks
+
+        source = Path(blocks.__file__).read_bytes()
+        _scheme.append(hashlib.sha256(source).hexdigest()[:12])
+    return _scheme[0]
 
 
 class Unreadable(Exception):
